@@ -1,0 +1,207 @@
+"""Phase 2, the auctions (RULES §5): reveal, bid round the table, pay or take the penalty.
+
+Functions step a :class:`State` in place. ``advance`` moves to the next auction and
+returns ``False`` once the auction draw pile is empty (the caller then scores the game).
+"""
+
+from __future__ import annotations
+
+from biblios_env.actions import BID_BASE, MAX_BID, PASS, PAY_BASE, REFUSE
+from biblios_env.cards import CARD_VALUE, IS_CHURCH, IS_GOLD
+from biblios_env.engine import church
+from biblios_env.engine.state import (
+    CHANCE_AUCTION_ORDER,
+    CHANCE_PENALTY,
+    NO_CARD,
+    NO_SEAT,
+    Decision,
+    Phase,
+    Resume,
+    State,
+)
+
+
+def start_phase(state: State) -> bool:
+    """Shuffle the auction pile (unless replaying the placed order) and hold the first auction."""
+    state.phase = Phase.AUCTION
+    pile = state.auction_pile
+    if not state.auction_order_placed:
+        pile = [pile[int(i)] for i in state.rng.permutation(len(pile))]
+        state.chance.append((CHANCE_AUCTION_ORDER, pile[:]))
+    state.auction_pile = pile[::-1]  # top card last
+    # The first player of the game is the first active player (RULES §5.1); advance() moves on by one.
+    state.active_player = (state.first_player - 1) % state.num_players
+    return advance(state)
+
+
+def advance(state: State) -> bool:
+    """The next player becomes active and reveals the next card; ``False`` when none is left."""
+    state.auction_card = NO_CARD
+    if not state.auction_pile:
+        return False
+    state.active_player = state.next_seat(state.active_player)
+    card = state.auction_pile.pop()
+    state.auction_card = card
+    for contributions in state.auction_contributions:
+        if card in contributions:
+            contributions.remove(card)
+            break
+    state.excluded = [False] * state.num_players
+    return open_bidding(state)
+
+
+def open_bidding(state: State) -> bool:
+    """Bidding starts left of the active player; defaulters on this card may not bid (RULES §5.3)."""
+    state.high_bid = 0
+    state.high_bidder = NO_SEAT
+    state.passed = state.excluded[:]
+    first = _next_bidder(state, state.active_player)
+    if first == NO_SEAT:  # every player has defaulted on this card: nobody can buy it
+        return _discard_unsold(state)
+    state.decision = Decision.BID
+    state.current_player = first
+    return True
+
+
+def _next_bidder(state: State, seat: int) -> int:
+    """The next seat after ``seat`` (round the table, ``seat`` last) that has not passed."""
+    passed = state.passed
+    n = state.num_players
+    for step in range(1, n + 1):
+        candidate = (seat + step) % n
+        if not passed[candidate]:
+            return candidate
+    return NO_SEAT
+
+
+def _discard_unsold(state: State) -> bool:
+    """Nobody bid: the revealed card is discarded face up (RULES §5.4)."""
+    state.discard.append(state.auction_card)
+    state.public_discard.append(state.auction_card)
+    return advance(state)
+
+
+def bid_legal_actions(state: State) -> list[int]:
+    """PASS and every bid above the high bid, capped at 66, or at what the bidder can pay
+    when ``strict_bids`` is on (RULES §5: bluffing is allowed by default)."""
+    highest = MAX_BID
+    if state.strict_bids:
+        highest = min(highest, capacity(state, state.current_player))
+    return [PASS, *range(BID_BASE + state.high_bid + 1, BID_BASE + highest + 1)]
+
+
+def capacity(state: State, seat: int) -> int:
+    """The largest bid ``seat`` could pay now: coins for non-gold cards, a card count for gold."""
+    hand = state.hands[seat]
+    if IS_GOLD[state.auction_card]:
+        return len(hand)
+    return sum(CARD_VALUE[card] for card in hand if IS_GOLD[card])
+
+
+def bid(state: State, amount: int) -> bool:
+    state.high_bid = amount
+    state.high_bidder = state.current_player
+    return _next_turn(state)
+
+
+def pass_(state: State) -> bool:
+    state.passed[state.current_player] = True
+    return _next_turn(state)
+
+
+def _next_turn(state: State) -> bool:
+    """Bidding goes round until all but the high bidder passed (RULES §5.3-5)."""
+    following = _next_bidder(state, state.current_player)
+    if following == NO_SEAT:
+        return _discard_unsold(state)
+    if following == state.high_bidder:
+        state.payment = []
+        state.payment_value = 0
+        state.decision = Decision.PAY
+        state.current_player = state.high_bidder
+        return True
+    state.current_player = following
+    return True
+
+
+def pay_legal_actions(state: State) -> list[int]:
+    """Payment cards that can still lead to a complete payment, plus REFUSE unless ``strict_bids``.
+
+    A gold card is paid with exactly ``bid`` cards of any kind; anything else with gold
+    cards worth at least ``bid``. If the hand cannot complete the payment only REFUSE is
+    left: the winner "cannot pay" and takes the penalty (RULES §5).
+    """
+    hand = state.hands[state.current_player]
+    refuse = [] if state.strict_bids else [REFUSE]
+    if IS_GOLD[state.auction_card]:
+        if len(hand) < state.high_bid - len(state.payment):
+            return refuse
+        return sorted(PAY_BASE + card for card in hand) + refuse
+    golds = [card for card in hand if IS_GOLD[card]]
+    if sum(CARD_VALUE[card] for card in golds) < state.high_bid - state.payment_value:
+        return refuse
+    return sorted(PAY_BASE + card for card in golds) + refuse
+
+
+def pay(state: State, card: int) -> bool:
+    """Add ``card`` to the payment; once covered, the winner takes the auctioned card."""
+    seat = state.current_player
+    state.hands[seat].remove(card)
+    state.payment.append(card)
+    if IS_GOLD[state.auction_card]:
+        if len(state.payment) < state.high_bid:
+            return True
+        # Paid face down: the others learn how many cards, not which (RULES §5, §7).
+        state.private_discard[seat].extend(state.payment)
+    else:
+        state.payment_value += CARD_VALUE[card]
+        if state.payment_value < state.high_bid:
+            return True
+        state.public_discard.extend(state.payment)
+        # A card may be publicly known in another hand too, if it moved there in a penalty.
+        for public in state.public_hands:
+            for paid in state.payment:
+                if paid in public:
+                    public.remove(paid)
+    state.discard.extend(state.payment)
+    state.payment = []
+    state.payment_value = 0
+    won = state.auction_card
+    state.auction_card = NO_CARD
+    if IS_CHURCH[won]:
+        church.acquire(state, seat, won, Resume.AUCTIONING)
+        return True
+    state.hands[seat].append(won)
+    state.public_hands[seat].append(won)
+    return advance(state)
+
+
+def refuse(state: State) -> bool:
+    """The high bidder defaults: picked cards go back, the penalty applies, and the card is
+    auctioned again without the defaulter (RULES §5, Penalty)."""
+    seat = state.current_player
+    hand = state.hands[seat]
+    hand.extend(state.payment)
+    state.payment = []
+    state.payment_value = 0
+    rng = state.rng
+    moved: list[int] = []
+    if state.bluffs:
+        # "Medieval bluffs": the left neighbour blindly picks one card to discard.
+        if hand:
+            card = hand.pop(int(rng.integers(len(hand))))
+            state.discard.append(card)
+            state.private_discard[seat].append(card)
+            moved.append(card)
+    else:
+        receiver = seat
+        for _ in range(state.num_players - 1):
+            receiver = state.next_seat(receiver)
+            if not hand:
+                break
+            card = hand.pop(int(rng.integers(len(hand))))
+            state.hands[receiver].append(card)
+            moved.append(card)
+    state.chance.append((CHANCE_PENALTY, moved))
+    state.excluded[seat] = True
+    return open_bidding(state)

@@ -1,0 +1,201 @@
+"""The engine's public face: a :class:`Game` validates actions, applies forced decisions,
+keeps the action history and chance outcomes, and can be cloned, snapshotted and logged.
+
+It knows nothing about PettingZoo; seats are plain ints.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from typing import Any, Final
+
+import numpy as np
+
+from biblios_env.actions import describe
+from biblios_env.engine import rules
+from biblios_env.engine.setup import check_num_players, check_seat, new_state
+from biblios_env.engine.state import NO_CARD, Decision, Phase, State
+
+PENALTIES: Final = ("standard", "bluffs")
+AUCTION_ORDERS: Final = ("shuffle", "placed")
+PHASE_NAMES: Final = ("gift", "auction", "end")
+
+
+class IllegalActionError(ValueError):
+    """An action id that is not legal for the current decision."""
+
+
+def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+    return str(value)
+
+
+def _check_bool(name: str, value: object) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def check_seed(seed: object) -> int:
+    """Seeds are non-negative ints so that every game can be written to a JSON log."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    return int(seed)
+
+
+class Game:
+    """One game of Biblios from setup to scoring.
+
+    Args:
+        num_players: 2, 3 or 4.
+        seed: seeds the single ``numpy.random.Generator`` behind every chance event
+            (removal, shuffles, penalty picks); a random seed is drawn when ``None``,
+            and kept in :attr:`seed` so the game can still be logged and replayed.
+        penalty: ``"standard"`` or ``"bluffs"`` (the "medieval bluffs" variant, RULES §5).
+        strict_bids: mask bids to what the bidder can pay and remove REFUSE.
+        first_player: the seat that starts the gift phase and the auction phase.
+        auction_order: ``"shuffle"`` (the rules) or ``"placed"`` (auction cards in the
+            order they were put on the pile, to reproduce rulebook scenarios).
+        deck: the exact draw pile after removal, top first (see ``setup.check_deck``).
+        auto_forced: apply decisions that have a single legal action automatically.
+    """
+
+    __slots__ = ("config", "seed", "deck_given", "auto_forced", "state", "history", "_legal")
+
+    def __init__(
+        self,
+        num_players: int = 2,
+        *,
+        seed: int | None = None,
+        penalty: str = "standard",
+        strict_bids: bool = False,
+        first_player: int = 0,
+        auction_order: str = "shuffle",
+        deck: Sequence[int] | None = None,
+        auto_forced: bool = True,
+    ) -> None:
+        num_players = check_num_players(num_players)
+        self.config: dict[str, Any] = {
+            "num_players": num_players,
+            "penalty": _check_choice("penalty", penalty, PENALTIES),
+            "strict_bids": _check_bool("strict_bids", strict_bids),
+            "first_player": check_seat(first_player, num_players, "first_player"),
+            "auction_order": _check_choice("auction_order", auction_order, AUCTION_ORDERS),
+        }
+        self.seed = secrets.randbits(63) if seed is None else check_seed(seed)
+        self.deck_given = deck is not None
+        self.auto_forced = _check_bool("auto_forced", auto_forced)
+        self.state: State = new_state(
+            num_players,
+            np.random.default_rng(self.seed),
+            first_player=self.config["first_player"],
+            bluffs=penalty == "bluffs",
+            strict_bids=self.config["strict_bids"],
+            auction_order_placed=auction_order == "placed",
+            deck=deck,
+        )
+        #: Every action applied, forced ones included, so a log replays without ``auto_forced``.
+        self.history: list[int] = []
+        self._legal: list[int] | None = None
+        rules.start_game(self.state)
+        self._apply_forced()
+
+    # ----------------------------------------------------------------- queries
+    @property
+    def num_players(self) -> int:
+        return self.state.num_players
+
+    @property
+    def current_player(self) -> int:
+        """The seat to act, or -1 once the game is over."""
+        return self.state.current_player
+
+    @property
+    def is_over(self) -> bool:
+        return self.state.phase == Phase.END
+
+    @property
+    def phase_name(self) -> str:
+        return PHASE_NAMES[self.state.phase]
+
+    def legal_actions(self) -> list[int]:
+        """Legal action ids, ascending, computed once per decision (do not mutate the list)."""
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = rules.legal_actions(self.state)
+        return legal
+
+    # ----------------------------------------------------------------- stepping
+    def apply(self, action: int) -> None:
+        """Apply ``action`` for :attr:`current_player`; raise IllegalActionError if it is not legal."""
+        legal = self._legal if self._legal is not None else self.legal_actions()
+        if action not in legal:
+            raise IllegalActionError(self._illegal_message(action, legal))
+        action = int(action)
+        rules.apply(self.state, action)
+        self.history.append(action)
+        self._legal = None
+        self._apply_forced()
+
+    def _apply_forced(self) -> None:
+        if not self.auto_forced:
+            return
+        state = self.state
+        while True:
+            legal = self._legal = rules.legal_actions(state)
+            if len(legal) != 1:
+                return
+            rules.apply(state, legal[0])
+            self.history.append(legal[0])
+
+    def _illegal_message(self, action: object, legal: list[int]) -> str:
+        try:
+            what = f"action {action!r} ({describe(action)})"  # type: ignore[arg-type]
+        except ValueError as error:
+            what = f"{error}; action {action!r}"
+        if self.is_over:
+            return f"{what} was given, but the game is over"
+        shown = ", ".join(f"{a} {describe(a)}" for a in legal[:6])
+        more = f", ... ({len(legal) - 6} more)" if len(legal) > 6 else ""
+        return (
+            f"{what} is not legal for seat {self.current_player} in the {self.phase_name} phase "
+            f"(decision {Decision(self.state.decision).name}); legal: {shown}{more}"
+        )
+
+    def clone(self, rng: np.random.Generator | None = None) -> Game:
+        """An independent copy (history included); see :meth:`State.clone` for ``rng``."""
+        other = Game.__new__(Game)
+        other.config = self.config
+        other.seed = self.seed
+        other.deck_given = self.deck_given
+        other.auto_forced = self.auto_forced
+        other.state = self.state.clone(rng)
+        other.history = self.history[:]
+        other._legal = self._legal
+        return other
+
+    # ----------------------------------------------------------------- reporting
+    def snapshot(self) -> dict[str, Any]:
+        """The full (omniscient) state as a JSON-ready dict; the card lists always hold all 87 ids."""
+        state = self.state
+        in_play = [state.drawn_card, state.kept_card, state.auction_card, state.church_card]
+        in_play = [card for card in in_play if card != NO_CARD] + state.payment
+        snapshot: dict[str, Any] = {
+            "num_players": state.num_players,
+            "phase": self.phase_name,
+            "dice": state.dice[:],
+            "current_player": None if self.is_over else state.current_player,
+            "hands": [sorted(hand) for hand in state.hands],
+            "draw_pile": state.draw_pile[::-1],
+            "auction_pile": state.auction_pile[::-1] if state.phase == Phase.AUCTION else state.auction_pile[:],
+            "common_area": state.common_area[:],
+            "in_play": in_play,
+            "discard": state.discard[:],
+            "removed": state.removed[:],
+        }
+        if self.is_over:
+            snapshot["vp"] = state.vp[:]
+            snapshot["winners"] = state.winners[:]
+        return snapshot

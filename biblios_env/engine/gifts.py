@@ -1,0 +1,81 @@
+"""Phase 1, the gift turns (RULES §3): draw N+1 cards one at a time, place each, then others take.
+
+Functions here step a :class:`State` in place. Church cards interrupt a turn (RULES §4):
+``place`` and ``take`` return ``True`` when an acquired church card must be resolved
+first; the dispatcher in ``rules.py`` resumes the turn afterwards.
+"""
+
+from __future__ import annotations
+
+from biblios_env.actions import AUCTION, KEEP
+from biblios_env.cards import IS_CHURCH
+from biblios_env.engine import church
+from biblios_env.engine.state import NO_CARD, Decision, Resume, State
+
+
+def start_turn(state: State, active: int) -> None:
+    """``active`` becomes the active player with fresh quotas: keep 1, auction 1, common N-1."""
+    state.active_player = active
+    state.quota = [1, 1, state.num_players - 1]
+    state.kept_card = NO_CARD
+    _draw(state)
+
+
+def _draw(state: State) -> None:
+    state.drawn_card = state.draw_pile.pop()
+    state.decision = Decision.PLACE
+    state.current_player = state.active_player
+
+
+def place(state: State, slot: int) -> None:
+    """Put the drawn card in ``slot`` (KEEP, AUCTION or COMMON); the caller checked the quota."""
+    card = state.drawn_card
+    state.drawn_card = NO_CARD
+    state.quota[slot] -= 1
+    seat = state.active_player
+    if slot == KEEP:
+        if IS_CHURCH[card]:
+            # Kept church cards are acquired at once and never reach the hand (RULES §4).
+            church.acquire(state, seat, card, Resume.PLACING)
+            return
+        state.kept_card = card
+    elif slot == AUCTION:
+        state.auction_pile.append(card)
+        state.auction_contributions[seat].append(card)
+    else:
+        state.common_area.append(card)
+    continue_placing(state)
+
+
+def continue_placing(state: State) -> None:
+    """Draw the next card, or once all N+1 are placed, add the kept card to hand and let others take."""
+    if state.quota[0] or state.quota[1] or state.quota[2]:
+        _draw(state)
+        return
+    if state.kept_card != NO_CARD:
+        state.hands[state.active_player].append(state.kept_card)
+        state.kept_card = NO_CARD
+    state.taker = state.active_player
+    next_taker(state)
+
+
+def next_taker(state: State) -> bool:
+    """Hand the common area to the next player round the table; ``False`` once the turn is over."""
+    state.taker = state.next_seat(state.taker)
+    if state.taker == state.active_player:
+        return False
+    state.decision = Decision.TAKE
+    state.current_player = state.taker
+    return True
+
+
+def take(state: State, card: int) -> bool:
+    """The current taker takes ``card`` from the common area; ``True`` if play goes on in this turn."""
+    seat = state.current_player
+    state.common_area.remove(card)
+    if IS_CHURCH[card]:
+        church.acquire(state, seat, card, Resume.TAKING)
+        return True
+    state.hands[seat].append(card)
+    state.public_hands[seat].append(card)
+    return next_taker(state)

@@ -1,0 +1,81 @@
+"""The rules dispatcher: legal actions of a decision and applying one action to a state.
+
+This is the only place that knows how the phases chain together (gift turns → auction
+phase → scoring) and where play resumes after a church card interrupts it (RULES §4).
+It trusts its caller (:class:`biblios_env.engine.game.Game`) to have checked legality.
+"""
+
+from __future__ import annotations
+
+from biblios_env.actions import BID_BASE, PASS, PAY_BASE, REFUSE, TAKE_BASE
+from biblios_env.engine import auctions, church, gifts
+from biblios_env.engine.scoring import score
+from biblios_env.engine.state import NO_SEAT, Decision, Phase, Resume, State
+
+_PLACE_ORDER = (0, 1, 2)
+
+
+def start_game(state: State) -> None:
+    """The first player takes the first gift turn (RULES §2.4, §3)."""
+    gifts.start_turn(state, state.first_player)
+
+
+def legal_actions(state: State) -> list[int]:
+    """The legal action ids of the current decision, ascending; empty once the game is over."""
+    decision = state.decision
+    if decision == Decision.PLACE:
+        quota = state.quota
+        return [slot for slot in _PLACE_ORDER if quota[slot]]
+    if decision == Decision.TAKE:
+        return sorted(TAKE_BASE + card for card in state.common_area)
+    if decision == Decision.BID:
+        return auctions.bid_legal_actions(state)
+    if decision == Decision.PAY:
+        return auctions.pay_legal_actions(state)
+    if decision == Decision.CHURCH:
+        return church.legal_actions(state)
+    return []
+
+
+def apply(state: State, action: int) -> None:
+    """Apply a legal ``action`` for the current player and run play on to the next decision."""
+    decision = state.decision
+    if decision == Decision.BID:
+        going = auctions.pass_(state) if action == PASS else auctions.bid(state, action - BID_BASE)
+    elif decision == Decision.PAY:
+        going = auctions.refuse(state) if action == REFUSE else auctions.pay(state, action - PAY_BASE)
+    elif decision == Decision.PLACE:
+        gifts.place(state, action)
+        return
+    elif decision == Decision.TAKE:
+        going = gifts.take(state, action - TAKE_BASE) or _end_gift_turn(state)
+    else:
+        church.resolve(state, action)
+        going = _resume_after_church(state)
+    if not going:
+        _end_game(state)
+
+
+def _resume_after_church(state: State) -> bool:
+    resume = state.church_resume
+    if resume == Resume.PLACING:
+        gifts.continue_placing(state)
+        return True
+    if resume == Resume.TAKING:
+        return gifts.next_taker(state) or _end_gift_turn(state)
+    return auctions.advance(state)
+
+
+def _end_gift_turn(state: State) -> bool:
+    """The next player takes a gift turn; when the draw pile is empty the auctions begin."""
+    if state.draw_pile:
+        gifts.start_turn(state, state.next_seat(state.active_player))
+        return True
+    return auctions.start_phase(state)
+
+
+def _end_game(state: State) -> None:
+    state.phase = Phase.END
+    state.decision = Decision.NONE
+    state.current_player = NO_SEAT
+    state.vp, state.winners, state.category_winners = score(state.hands, state.dice)

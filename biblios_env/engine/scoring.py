@@ -1,0 +1,51 @@
+"""End of the game (RULES §6): category winners, victory points and the winner tie-breaks."""
+
+from __future__ import annotations
+
+from biblios_env.cards import CARD_CATEGORY, CARD_LETTER, CARD_VALUE, IS_GOLD, NUM_CATEGORIES
+
+NO_WINNER = -1
+_NO_LETTER = 99  # ranks below every real letter
+
+
+def category_totals(hand: list[int]) -> tuple[list[int], list[int]]:
+    """Per category: the sum of card values and the earliest letter held (``_NO_LETTER`` if none)."""
+    totals = [0] * NUM_CATEGORIES
+    letters = [_NO_LETTER] * NUM_CATEGORIES
+    for card in hand:
+        category = CARD_CATEGORY[card]
+        if category >= 0:
+            totals[category] += CARD_VALUE[card]
+            if CARD_LETTER[card] < letters[category]:
+                letters[category] = CARD_LETTER[card]
+    return totals, letters
+
+
+def score(hands: list[list[int]], dice: list[int]) -> tuple[list[int], list[int], list[int]]:
+    """Return ``(vp per seat, winning seats, category winner per category)``.
+
+    A category goes to the highest total, ties to the earliest letter; nobody wins a
+    category nobody holds. Most VP wins; ties go to most gold, then category by category
+    in Scriptorium order to the higher total or, if equal and non-zero, the earlier letter;
+    players still tied share the win.
+    """
+    stats = [category_totals(hand) for hand in hands]
+    category_winners = []
+    vp = [0] * len(hands)
+    for category in range(NUM_CATEGORIES):
+        best_seat, best_key = NO_WINNER, (0, 0)
+        for seat, (totals, letters) in enumerate(stats):
+            key = (totals[category], -letters[category])
+            if totals[category] > 0 and key > best_key:
+                best_seat, best_key = seat, key
+        category_winners.append(best_seat)
+        if best_seat != NO_WINNER:
+            vp[best_seat] += dice[category]
+    ranks = []
+    for seat, (totals, letters) in enumerate(stats):
+        gold = sum(CARD_VALUE[card] for card in hands[seat] if IS_GOLD[card])
+        per_category = tuple((totals[c], -letters[c] if totals[c] else 0) for c in range(NUM_CATEGORIES))
+        ranks.append((vp[seat], gold, per_category))
+    best = max(ranks)
+    winners = [seat for seat, rank in enumerate(ranks) if rank == best]
+    return vp, winners, category_winners

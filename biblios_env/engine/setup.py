@@ -1,0 +1,139 @@
+"""Game setup (RULES §2): dice to 3, removal of unseen cards, the shuffled draw pile.
+
+Also validates a caller-supplied draw pile (the ``"deck"`` reset option), so rulebook
+scenarios can be reproduced exactly while still being a deal that setup could produce.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+import numpy as np
+
+from biblios_env.cards import DIE_START, GOLD_IDS_BY_VALUE, NUM_CARDS, NUM_CATEGORIES
+from biblios_env.engine.state import NO_CARD, NO_SEAT, Decision, Phase, Resume, State
+
+PLAYER_COUNTS: Final = (2, 3, 4)
+#: Gold cards of *each* value removed before the random removals (RULES §2.2).
+GOLD_REMOVED_PER_VALUE: Final = {2: 2, 3: 1, 4: 0}
+#: Further random cards removed (RULES §2.2).
+RANDOM_REMOVALS: Final = {2: 21, 3: 12, 4: 7}
+#: Cards left in the draw pile after removal: 60, 72 and 80.
+DECK_SIZE: Final = {n: NUM_CARDS - 3 * GOLD_REMOVED_PER_VALUE[n] - RANDOM_REMOVALS[n] for n in PLAYER_COUNTS}
+
+
+def check_num_players(num_players: object) -> int:
+    """Return the player count, or raise ValueError naming the bad value."""
+    if isinstance(num_players, bool) or num_players not in PLAYER_COUNTS:
+        raise ValueError(f"num_players must be 2, 3 or 4, got {num_players!r}")
+    return int(num_players)  # type: ignore[arg-type]
+
+
+def check_seat(seat: object, num_players: int, what: str = "seat") -> int:
+    """Return ``seat`` as an int, or raise ValueError naming the bad value and the range."""
+    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < num_players:
+        raise ValueError(f"{what} must be an int in 0..{num_players - 1} for {num_players} players, got {seat!r}")
+    return int(seat)
+
+
+def deal(num_players: int, rng: np.random.Generator) -> tuple[list[int], list[int]]:
+    """Remove cards unseen and shuffle the rest: returns ``(draw pile top first, removed)``."""
+    removed: list[int] = []
+    per_value = GOLD_REMOVED_PER_VALUE[num_players]
+    if per_value:
+        for value in (1, 2, 3):
+            ids = GOLD_IDS_BY_VALUE[value]
+            removed.extend(ids[int(i)] for i in rng.choice(len(ids), size=per_value, replace=False))
+    removed_set = set(removed)
+    rest = [card for card in range(NUM_CARDS) if card not in removed_set]
+    order = rng.permutation(len(rest))
+    random_removals = RANDOM_REMOVALS[num_players]
+    removed.extend(rest[int(i)] for i in order[:random_removals])
+    deck = [rest[int(i)] for i in order[random_removals:]]
+    return deck, sorted(removed)
+
+
+def check_deck(deck: object, num_players: int) -> tuple[list[int], list[int]]:
+    """Validate a draw pile given top first; returns ``(deck, removed)`` or raises ValueError."""
+    if isinstance(deck, (str, bytes)) or not isinstance(deck, Sequence | np.ndarray):
+        raise ValueError(f"deck must be a list of card ids, got {type(deck).__name__}")
+    cards: list[int] = []
+    for position, card in enumerate(deck):
+        if isinstance(card, bool) or not isinstance(card, (int, np.integer)) or not 0 <= card < NUM_CARDS:
+            raise ValueError(f"deck[{position}] must be a card id in 0..{NUM_CARDS - 1}, got {card!r}")
+        cards.append(int(card))
+    expected = DECK_SIZE[num_players]
+    if len(cards) != expected:
+        raise ValueError(f"deck for {num_players} players must hold {expected} cards, got {len(cards)}")
+    seen: set[int] = set()
+    duplicates = sorted({card for card in cards if card in seen or seen.add(card)})  # type: ignore[func-returns-value]
+    if duplicates:
+        raise ValueError(f"deck holds duplicate card ids: {duplicates}")
+    removed = sorted(set(range(NUM_CARDS)) - seen)
+    per_value = GOLD_REMOVED_PER_VALUE[num_players]
+    for value, ids in GOLD_IDS_BY_VALUE.items():
+        missing = sum(1 for card in ids if card not in seen)
+        if missing < per_value:
+            raise ValueError(
+                f"setup for {num_players} players removes {per_value} gold cards of value {value}, "
+                f"but the deck leaves out only {missing} of them (removed: {removed})"
+            )
+    return cards, removed
+
+
+def new_state(
+    num_players: int,
+    rng: np.random.Generator,
+    *,
+    first_player: int = 0,
+    bluffs: bool = False,
+    strict_bids: bool = False,
+    auction_order_placed: bool = False,
+    deck: Sequence[int] | None = None,
+) -> State:
+    """A state at the first decision of the game's first gift turn (RULES §2, §3)."""
+    num_players = check_num_players(num_players)
+    first_player = check_seat(first_player, num_players, "first_player")
+    draw, removed = deal(num_players, rng) if deck is None else check_deck(deck, num_players)
+    state = State.__new__(State)
+    state.num_players = num_players
+    state.first_player = first_player
+    state.bluffs = bluffs
+    state.strict_bids = strict_bids
+    state.auction_order_placed = auction_order_placed
+    state.phase = Phase.GIFT
+    state.decision = Decision.PLACE
+    state.current_player = first_player
+    state.active_player = first_player
+    state.dice = [DIE_START] * NUM_CATEGORIES
+    state.hands = [[] for _ in range(num_players)]
+    state.draw_pile = draw[::-1]
+    state.auction_pile = []
+    state.common_area = []
+    state.discard = []
+    state.removed = removed
+    state.drawn_card = NO_CARD
+    state.kept_card = NO_CARD
+    state.quota = [0, 0, 0]
+    state.taker = NO_SEAT
+    state.church_card = NO_CARD
+    state.church_owner = NO_SEAT
+    state.church_resume = Resume.PLACING
+    state.auction_card = NO_CARD
+    state.high_bid = 0
+    state.high_bidder = NO_SEAT
+    state.passed = [False] * num_players
+    state.excluded = [False] * num_players
+    state.payment = []
+    state.payment_value = 0
+    state.public_hands = [[] for _ in range(num_players)]
+    state.public_discard = []
+    state.private_discard = [[] for _ in range(num_players)]
+    state.auction_contributions = [[] for _ in range(num_players)]
+    state.rng = rng
+    state.chance = []
+    state.vp = []
+    state.winners = []
+    state.category_winners = []
+    return state

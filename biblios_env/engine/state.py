@@ -1,0 +1,199 @@
+"""The mutable game state record and its cheap ``clone()`` (the engine's only data structure).
+
+Design choice (STYLE principle 3): one mutable record of ints and small lists, stepped in
+place by the rule modules and copied field by field by :meth:`State.clone`. Search agents
+clone millions of times, so no ``deepcopy`` and no per-card objects.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+import numpy as np
+
+
+class Phase(IntEnum):
+    """The two phases of the game and its end (RULES §3, §5, §6)."""
+
+    GIFT = 0
+    AUCTION = 1
+    END = 2
+
+
+class Decision(IntEnum):
+    """What the current player is asked to decide."""
+
+    PLACE = 0  # put the drawn card in keep / auction pile / common area (RULES §3)
+    TAKE = 1  # take a card from the common area (RULES §3)
+    CHURCH = 2  # resolve an acquired church card (RULES §4)
+    BID = 3  # bid or pass on the card under auction (RULES §5)
+    PAY = 4  # pick the next payment card, or refuse (RULES §5)
+    NONE = 5  # the game is over
+
+
+class Resume(IntEnum):
+    """Where play continues once a church card is resolved: church cards interrupt (RULES §4)."""
+
+    PLACING = 0  # kept during a gift turn: draw the next card
+    TAKING = 1  # taken from the common area: the next player takes
+    AUCTIONING = 2  # won at auction: the next auction starts
+
+
+NO_CARD = -1
+NO_SEAT = -1
+
+# Chance events recorded in ``State.chance`` (the game log's chance outcomes).
+CHANCE_AUCTION_ORDER = "auction_order"
+CHANCE_PENALTY = "penalty"
+
+
+class State:
+    """Everything about one game; all card collections are lists of card ids.
+
+    Piles keep their top card at the *end* of the list so drawing is ``pop()``.
+    The public-knowledge fields record what RULES §7 makes known to the table, so a
+    seat's view can be built without replaying history.
+    """
+
+    __slots__ = (
+        # configuration
+        "num_players",
+        "first_player",
+        "bluffs",
+        "strict_bids",
+        "auction_order_placed",
+        # flow
+        "phase",
+        "decision",
+        "current_player",
+        "active_player",
+        # the table
+        "dice",
+        "hands",
+        "draw_pile",
+        "auction_pile",
+        "common_area",
+        "discard",
+        "removed",
+        # gift turn
+        "drawn_card",
+        "kept_card",
+        "quota",
+        "taker",
+        # church card being resolved
+        "church_card",
+        "church_owner",
+        "church_resume",
+        # auction
+        "auction_card",
+        "high_bid",
+        "high_bidder",
+        "passed",
+        "excluded",
+        "payment",
+        "payment_value",
+        # public knowledge (RULES §7)
+        "public_hands",
+        "public_discard",
+        "private_discard",
+        "auction_contributions",
+        # chance
+        "rng",
+        "chance",
+        # result
+        "vp",
+        "winners",
+        "category_winners",
+    )
+
+    num_players: int
+    first_player: int
+    bluffs: bool
+    strict_bids: bool
+    auction_order_placed: bool
+    phase: int
+    decision: int
+    current_player: int
+    active_player: int
+    dice: list[int]
+    hands: list[list[int]]
+    draw_pile: list[int]
+    auction_pile: list[int]
+    common_area: list[int]
+    discard: list[int]
+    removed: list[int]
+    drawn_card: int
+    kept_card: int
+    quota: list[int]
+    taker: int
+    church_card: int
+    church_owner: int
+    church_resume: int
+    auction_card: int
+    high_bid: int
+    high_bidder: int
+    passed: list[bool]
+    excluded: list[bool]
+    payment: list[int]
+    payment_value: int
+    public_hands: list[list[int]]
+    public_discard: list[int]
+    private_discard: list[list[int]]
+    auction_contributions: list[list[int]]
+    rng: np.random.Generator
+    chance: list[tuple[str, list[int]]]
+    vp: list[int]
+    winners: list[int]
+    category_winners: list[int]
+
+    def clone(self, rng: np.random.Generator | None = None) -> State:
+        """An independent copy. The generator's state is copied too unless ``rng`` is given
+        (search code passes its own generator to skip that copy and to vary chance)."""
+        other = State.__new__(State)
+        other.num_players = self.num_players
+        other.first_player = self.first_player
+        other.bluffs = self.bluffs
+        other.strict_bids = self.strict_bids
+        other.auction_order_placed = self.auction_order_placed
+        other.phase = self.phase
+        other.decision = self.decision
+        other.current_player = self.current_player
+        other.active_player = self.active_player
+        other.dice = self.dice[:]
+        other.hands = [hand[:] for hand in self.hands]
+        other.draw_pile = self.draw_pile[:]
+        other.auction_pile = self.auction_pile[:]
+        other.common_area = self.common_area[:]
+        other.discard = self.discard[:]
+        other.removed = self.removed[:]
+        other.drawn_card = self.drawn_card
+        other.kept_card = self.kept_card
+        other.quota = self.quota[:]
+        other.taker = self.taker
+        other.church_card = self.church_card
+        other.church_owner = self.church_owner
+        other.church_resume = self.church_resume
+        other.auction_card = self.auction_card
+        other.high_bid = self.high_bid
+        other.high_bidder = self.high_bidder
+        other.passed = self.passed[:]
+        other.excluded = self.excluded[:]
+        other.payment = self.payment[:]
+        other.payment_value = self.payment_value
+        other.public_hands = [cards[:] for cards in self.public_hands]
+        other.public_discard = self.public_discard[:]
+        other.private_discard = [cards[:] for cards in self.private_discard]
+        other.auction_contributions = [cards[:] for cards in self.auction_contributions]
+        if rng is None:
+            rng = np.random.Generator(type(self.rng.bit_generator)())
+            rng.bit_generator.state = self.rng.bit_generator.state
+        other.rng = rng
+        other.chance = self.chance[:]
+        other.vp = self.vp[:]
+        other.winners = self.winners[:]
+        other.category_winners = self.category_winners[:]
+        return other
+
+    def next_seat(self, seat: int) -> int:
+        """The seat to the left: the next index modulo the number of players (RULES §2.4)."""
+        return (seat + 1) % self.num_players
