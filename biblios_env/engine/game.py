@@ -62,7 +62,7 @@ class Game:
         auto_forced: apply decisions that have a single legal action automatically.
     """
 
-    __slots__ = ("config", "seed", "deck_given", "auto_forced", "state", "history", "_legal")
+    __slots__ = ("_legal", "auto_forced", "config", "deck", "deck_given", "history", "seed", "state")
 
     def __init__(
         self,
@@ -96,11 +96,13 @@ class Game:
             auction_order_placed=auction_order == "placed",
             deck=deck,
         )
+        #: The draw pile as dealt, top first (a chance outcome of the game log).
+        self.deck: tuple[int, ...] = tuple(self.state.draw_pile[::-1])
         #: Every action applied, forced ones included, so a log replays without ``auto_forced``.
         self.history: list[int] = []
         self._legal: list[int] | None = None
         rules.start_game(self.state)
-        self._apply_forced()
+        self.apply_forced()
 
     # ----------------------------------------------------------------- queries
     @property
@@ -137,9 +139,10 @@ class Game:
         rules.apply(self.state, action)
         self.history.append(action)
         self._legal = None
-        self._apply_forced()
+        self.apply_forced()
 
-    def _apply_forced(self) -> None:
+    def apply_forced(self) -> None:
+        """Apply single-option decisions until a real choice (or the end) when ``auto_forced``."""
         if not self.auto_forced:
             return
         state = self.state
@@ -170,6 +173,7 @@ class Game:
         other.config = self.config
         other.seed = self.seed
         other.deck_given = self.deck_given
+        other.deck = self.deck
         other.auto_forced = self.auto_forced
         other.state = self.state.clone(rng)
         other.history = self.history[:]

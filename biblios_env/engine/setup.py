@@ -131,7 +131,8 @@ def new_state(
     state.public_discard = []
     state.private_discard = [[] for _ in range(num_players)]
     state.auction_contributions = [[] for _ in range(num_players)]
-    state.rng = rng
+    state._rng = rng
+    state._rng_state = None
     state.chance = []
     state.vp = []
     state.winners = []

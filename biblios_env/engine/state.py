@@ -98,7 +98,8 @@ class State:
         "private_discard",
         "auction_contributions",
         # chance
-        "rng",
+        "_rng",
+        "_rng_state",
         "chance",
         # result
         "vp",
@@ -140,15 +141,16 @@ class State:
     public_discard: list[int]
     private_discard: list[list[int]]
     auction_contributions: list[list[int]]
-    rng: np.random.Generator
+    _rng: np.random.Generator | None
+    _rng_state: dict | None
     chance: list[tuple[str, list[int]]]
     vp: list[int]
     winners: list[int]
     category_winners: list[int]
 
     def clone(self, rng: np.random.Generator | None = None) -> State:
-        """An independent copy. The generator's state is copied too unless ``rng`` is given
-        (search code passes its own generator to skip that copy and to vary chance)."""
+        """An independent copy that replays the same chance events as the original, unless
+        ``rng`` is given (search code passes its own generator to vary chance)."""
         other = State.__new__(State)
         other.num_players = self.num_players
         other.first_player = self.first_player
@@ -184,15 +186,31 @@ class State:
         other.public_discard = self.public_discard[:]
         other.private_discard = [cards[:] for cards in self.private_discard]
         other.auction_contributions = [cards[:] for cards in self.auction_contributions]
-        if rng is None:
-            rng = np.random.Generator(type(self.rng.bit_generator)())
-            rng.bit_generator.state = self.rng.bit_generator.state
-        other.rng = rng
+        if rng is not None:
+            other._rng, other._rng_state = rng, None
+        else:
+            # Copying a numpy generator costs ~30 µs, so both copies keep the same frozen
+            # generator state and rebuild a generator only when a chance event needs one.
+            if self._rng is not None:
+                self._rng_state = self._rng.bit_generator.state
+                self._rng = None
+            other._rng, other._rng_state = None, self._rng_state
         other.chance = self.chance[:]
         other.vp = self.vp[:]
         other.winners = self.winners[:]
         other.category_winners = self.category_winners[:]
         return other
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The game's single generator; every chance event draws from it (STYLE principle 4)."""
+        rng = self._rng
+        if rng is None:
+            state: dict = self._rng_state  # type: ignore[assignment]  # never None while _rng is
+            rng = np.random.Generator(getattr(np.random, state["bit_generator"])(0))
+            rng.bit_generator.state = state
+            self._rng, self._rng_state = rng, None
+        return rng
 
     def next_seat(self, seat: int) -> int:
         """The seat to the left: the next index modulo the number of players (RULES §2.4)."""

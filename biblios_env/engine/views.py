@@ -1,0 +1,98 @@
+"""What one seat knows (RULES §7), as a :class:`PlayerView` built from the full state.
+
+This module is the single place that decides what is visible to whom: observation
+encoders, renderers and agents get a ``PlayerView`` (or its encoding), never the
+:class:`State`. Seats in a view are *relative* to the viewer: 0 is the viewer, 1 the
+player to their left, and so on, so one policy can serve every seat and player count.
+
+Views are built at every environment step, so they share the state's lists instead of
+copying them: treat a view as read-only and copy what you keep.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from biblios_env.cards import IS_GOLD
+from biblios_env.engine.state import NO_CARD, NO_SEAT, Phase, State
+
+_NO_QUOTA = (0, 0, 0)
+
+
+@dataclass(slots=True)
+class PlayerView:
+    """One seat's information set. Card fields are card ids (-1 for none); seat fields are
+    relative seats (-1 for none); per-seat lists are indexed by relative seat."""
+
+    num_players: int
+    seat: int  # the viewer's absolute seat (to turn relative seats back into seats)
+    phase: int
+    decision: int
+    current_player: int
+    active_player: int
+    first_player: int
+    dice: list[int]
+    hand: list[int]  # sorted
+    drawn_card: int  # the card the viewer is placing (only while it is theirs to place)
+    kept_card: int  # the card the viewer kept this gift turn, not yet in hand
+    quota: list[int] | tuple[int, ...]  # keep / auction / common placements left this gift turn
+    common_area: list[int]
+    own_auction_cards: list[int]  # the viewer's cards still face down in the auction pile
+    auction_card: int
+    church_card: int
+    high_bid: int
+    high_bidder: int
+    passed: list[bool]
+    excluded: list[bool]
+    payment_cards: list[int]  # payment cards the viewer can see (all of them if the viewer pays)
+    payment_count: int
+    payment_value: int
+    public_discard: list[int]  # discards everybody saw
+    own_face_down_discard: list[int]  # the viewer's own face-down payments and blind discards
+    opponent_cards: list[list[int]]  # per relative seat 1..N-1: publicly seen entering that hand
+    hand_sizes: list[int]
+    draw_pile_size: int
+    auction_pile_size: int
+
+
+def player_view(state: State, seat: int) -> PlayerView:
+    """Build ``seat``'s view of ``state``; nothing hidden from ``seat`` is read into it."""
+    n = state.num_players
+    order = [(seat + offset) % n for offset in range(n)]
+    gift_phase = state.phase == Phase.GIFT
+    auction_card = state.auction_card
+    payment_visible = state.high_bidder == seat or (auction_card != NO_CARD and not IS_GOLD[auction_card])
+    high_bidder = state.high_bidder
+    current = state.current_player
+    passed, excluded, hands, public_hands = state.passed, state.excluded, state.hands, state.public_hands
+    return PlayerView(
+        n,
+        seat,
+        state.phase,
+        state.decision,
+        NO_SEAT if current == NO_SEAT else (current - seat) % n,
+        (state.active_player - seat) % n,
+        (state.first_player - seat) % n,
+        state.dice,
+        sorted(hands[seat]),
+        state.drawn_card if current == seat and gift_phase else NO_CARD,
+        state.kept_card if state.active_player == seat and gift_phase else NO_CARD,
+        state.quota if gift_phase else _NO_QUOTA,
+        state.common_area,
+        state.auction_contributions[seat],
+        auction_card,
+        state.church_card,
+        state.high_bid,
+        NO_SEAT if high_bidder == NO_SEAT else (high_bidder - seat) % n,
+        [passed[other] for other in order],
+        [excluded[other] for other in order],
+        state.payment if payment_visible else [],
+        len(state.payment),
+        state.payment_value,
+        state.public_discard,
+        state.private_discard[seat],
+        [public_hands[other] for other in order[1:]],
+        [len(hands[other]) for other in order],
+        len(state.draw_pile),
+        len(state.auction_pile),
+    )

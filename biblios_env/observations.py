@@ -1,0 +1,173 @@
+"""The observation vector: declared pieces → one flat float32 vector with named slices.
+
+Each piece is declared once in :data:`PIECES` (name, size, meaning); offsets, the
+:data:`SLICES` table, the docs table (:func:`layout_markdown`) and :func:`decode` all derive
+from it, so the documentation cannot drift from the encoder. Seats are relative to the
+observer (0 = self, 1 = left neighbour, ...) and padded to 4 players, so one policy can
+serve every seat and player count. Only a :class:`PlayerView` is encoded, so nothing
+hidden from the observer can reach the vector (RULES §7).
+"""
+
+from __future__ import annotations
+
+from typing import Final, NamedTuple
+
+import numpy as np
+
+from biblios_env.actions import MAX_BID
+from biblios_env.cards import CARD_VALUE, DIE_MAX, IS_GOLD, NUM_CARDS, NUM_CATEGORIES
+from biblios_env.engine.state import NO_CARD, NO_SEAT, Decision, Phase
+from biblios_env.engine.views import PlayerView
+
+MAX_PLAYERS: Final = 4
+NUM_OPPONENT_SLOTS: Final = MAX_PLAYERS - 1
+
+
+class Piece(NamedTuple):
+    name: str
+    size: int
+    meaning: str
+
+
+#: The observation layout, in order. Card sets are 87-wide indicator vectors by card id.
+PIECES: Final[tuple[Piece, ...]] = (
+    # Card sets: indicators by card id.
+    Piece("hand", NUM_CARDS, "the observer's hand"),
+    Piece("drawn_card", NUM_CARDS, "the card the observer must place now"),
+    Piece("kept_card", NUM_CARDS, "the card the observer kept this gift turn (joins the hand at its end)"),
+    Piece("common_area", NUM_CARDS, "cards face up in the common area"),
+    Piece("own_auction_cards", NUM_CARDS, "the observer's cards still face down in the auction pile"),
+    Piece("auction_card", NUM_CARDS, "the card under auction"),
+    Piece("church_card", NUM_CARDS, "the church card being resolved"),
+    Piece("payment_cards", NUM_CARDS, "payment cards picked so far that the observer can see"),
+    Piece("known_discard", NUM_CARDS, "discarded cards the observer knows: public ones and own face-down ones"),
+    Piece("opponent_cards", NUM_OPPONENT_SLOTS * NUM_CARDS, "per opponent (relative seats 1..3, 87 each): cards publicly seen entering their hand and not publicly seen leaving it"),
+    # One-hot and flag pieces.
+    Piece("num_players", 3, "one-hot: 2, 3 or 4 players"),
+    Piece("phase", len(Phase), "one-hot: gift, auction, end"),
+    Piece("decision", len(Decision), "one-hot: place, take, church, bid, pay, none"),
+    Piece("dice", NUM_CATEGORIES * DIE_MAX, "one-hot per category (Scriptorium order) of its die, 1..6"),
+    Piece("high_bidder", MAX_PLAYERS + 1, "one-hot relative seat of the high bidder; last entry: no bid yet"),
+    Piece("passed", MAX_PLAYERS, "per relative seat: has passed on this card"),
+    Piece("excluded", MAX_PLAYERS, "per relative seat: defaulted on this card, may not bid"),
+    Piece("active_player", MAX_PLAYERS, "one-hot relative seat of the active player"),
+    Piece("current_player", MAX_PLAYERS, "one-hot relative seat of the player to act"),
+    Piece("first_player", MAX_PLAYERS, "one-hot relative seat of the first player"),
+    Piece("seats_present", MAX_PLAYERS, "per relative seat: 1 if that seat is in the game"),
+    # Scalars last, in one block, written with one assignment.
+    Piece("dice_value", NUM_CATEGORIES, "die value / 6 per category"),
+    Piece("hand_gold", 1, "coins in the observer's hand / 66"),
+    Piece("quota", 3, "placements left this gift turn: keep (/1), auction (/1), common (/3)"),
+    Piece("high_bid", 1, "highest bid on the card under auction / 66"),
+    Piece("payment_progress", 2, "cards picked / bid and coins picked / bid"),
+    Piece("hand_sizes", MAX_PLAYERS, "per relative seat: cards in hand / 20"),
+    Piece("pile_sizes", 3, "draw pile / 80, auction pile / 20, common area / 3"),
+)
+
+
+def _offsets() -> dict[str, slice]:
+    slices, start = {}, 0
+    for piece in PIECES:
+        slices[piece.name] = slice(start, start + piece.size)
+        start += piece.size
+    return slices
+
+
+#: ``SLICES[name]`` is the slice of the observation holding piece ``name``.
+SLICES: Final[dict[str, slice]] = _offsets()
+OBSERVATION_SIZE: Final = sum(piece.size for piece in PIECES)
+
+_O = {name: s.start for name, s in SLICES.items()}
+_HAND, _DRAWN, _KEPT, _COMMON = _O["hand"], _O["drawn_card"], _O["kept_card"], _O["common_area"]
+_OWN_AUCTION, _AUCTION, _CHURCH = _O["own_auction_cards"], _O["auction_card"], _O["church_card"]
+_PAYMENT, _DISCARD, _OPPONENTS = _O["payment_cards"], _O["known_discard"], _O["opponent_cards"]
+_NUM_PLAYERS, _PHASE, _DECISION, _DICE = _O["num_players"], _O["phase"], _O["decision"], _O["dice"]
+_HIGH_BIDDER, _PASSED, _EXCLUDED = _O["high_bidder"], _O["passed"], _O["excluded"]
+_ACTIVE, _CURRENT, _FIRST, _PRESENT = _O["active_player"], _O["current_player"], _O["first_player"], _O["seats_present"]
+_SCALARS: Final = _O["dice_value"]  # every piece before this one holds only 0s and 1s
+_ZERO_BITS: Final = bytes(_SCALARS)
+_OPPONENT_BASES: Final = tuple(_OPPONENTS + NUM_CARDS * slot for slot in range(NUM_OPPONENT_SLOTS))
+_DICE_OFFSETS: Final = tuple(_DICE + DIE_MAX * category - 1 for category in range(NUM_CATEGORIES))
+_PRESENT_BYTES: Final = {n: b"\x01" * n for n in (2, 3, 4)}
+_SIZE_PADDING: Final = {n: (0.0,) * (MAX_PLAYERS - n) for n in (2, 3, 4)}
+_GOLD_COINS: Final = tuple(CARD_VALUE[card] if IS_GOLD[card] else 0 for card in range(NUM_CARDS))
+
+
+def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
+    """Encode a view as a float32 vector of length :data:`OBSERVATION_SIZE` (into ``out`` if given).
+
+    Written for speed (it runs at every environment step; numpy calls cost more than
+    the Python stores here): every 0/1 piece is set in one ``bytearray`` and converted
+    with a single numpy assignment; the scalars, one block at the end, with another.
+    """
+    if out is None:
+        out = np.empty(OBSERVATION_SIZE, dtype=np.float32)
+    bits = bytearray(_ZERO_BITS)
+    hand = view.hand
+    for card in hand:
+        bits[_HAND + card] = 1
+    for card in view.common_area:
+        bits[_COMMON + card] = 1
+    for card in view.own_auction_cards:
+        bits[_OWN_AUCTION + card] = 1
+    for card in view.public_discard:
+        bits[_DISCARD + card] = 1
+    for card in view.own_face_down_discard:
+        bits[_DISCARD + card] = 1
+    for base, cards in zip(_OPPONENT_BASES, view.opponent_cards):
+        for card in cards:
+            bits[base + card] = 1
+    if view.drawn_card != NO_CARD:
+        bits[_DRAWN + view.drawn_card] = 1
+    if view.kept_card != NO_CARD:
+        bits[_KEPT + view.kept_card] = 1
+    if view.church_card != NO_CARD:
+        bits[_CHURCH + view.church_card] = 1
+    n = view.num_players
+    dice = view.dice
+    for offset, die in zip(_DICE_OFFSETS, dice):
+        bits[offset + die] = 1
+    bits[_NUM_PLAYERS + n - 2] = 1
+    bits[_PHASE + view.phase] = 1
+    bits[_DECISION + view.decision] = 1
+    bits[_ACTIVE + view.active_player] = 1
+    bits[_FIRST + view.first_player] = 1
+    bits[_PRESENT : _PRESENT + n] = _PRESENT_BYTES[n]
+    if view.current_player != NO_SEAT:
+        bits[_CURRENT + view.current_player] = 1
+    high_bid = view.high_bid
+    if view.phase == Phase.AUCTION:
+        if view.auction_card != NO_CARD:
+            bits[_AUCTION + view.auction_card] = 1
+        bits[_HIGH_BIDDER + (MAX_PLAYERS if view.high_bidder == NO_SEAT else view.high_bidder)] = 1
+        bits[_PASSED : _PASSED + n] = bytes(view.passed)
+        bits[_EXCLUDED : _EXCLUDED + n] = bytes(view.excluded)
+        for card in view.payment_cards:
+            bits[_PAYMENT + card] = 1
+    out[:_SCALARS] = np.frombuffer(bits, np.uint8)
+
+    quota = view.quota
+    scalars = [die / DIE_MAX for die in dice]
+    scalars += (sum([_GOLD_COINS[card] for card in hand]) / MAX_BID, quota[0], quota[1], quota[2] / 3, high_bid / MAX_BID)
+    scalars += (view.payment_count / high_bid, view.payment_value / high_bid) if high_bid else (0.0, 0.0)
+    scalars += [size / 20 for size in view.hand_sizes]
+    scalars += _SIZE_PADDING[n]
+    scalars += (view.draw_pile_size / 80, view.auction_pile_size / 20, len(view.common_area) / 3)
+    out[_SCALARS:] = scalars
+    return out
+
+
+def decode(observation: np.ndarray) -> dict[str, np.ndarray]:
+    """Split an observation into its named pieces (views into ``observation``, no copies)."""
+    if observation.shape != (OBSERVATION_SIZE,):
+        raise ValueError(f"observation must have shape ({OBSERVATION_SIZE},), got {observation.shape}")
+    return {name: observation[s] for name, s in SLICES.items()}
+
+
+def layout_markdown() -> str:
+    """The observation layout as a Markdown table (used by the docs, tested against them)."""
+    lines = ["| piece | slice | size | meaning |", "|---|---|---|---|"]
+    for piece in PIECES:
+        s = SLICES[piece.name]
+        lines.append(f"| `{piece.name}` | {s.start}:{s.stop} | {piece.size} | {piece.meaning} |")
+    return "\n".join(lines)

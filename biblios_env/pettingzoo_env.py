@@ -1,0 +1,249 @@
+"""Biblios as a PettingZoo AEC environment (``biblios_v0``).
+
+| | |
+|---|---|
+| Import | `from biblios_env import env, raw_env` or `pettingzoo.make("aec", "biblios/Biblios-v0")` |
+| Agents | `player_0` … `player_{N-1}`, N = 2, 3 or 4 |
+| Action space | `Discrete(266)`, the same for every player count (`biblios_env.actions`) |
+| Observation | `{"observation": Box(0, ·, (1134,), float32), "action_mask": Box(0, 1, (266,), int8)}` |
+| Rewards | terminal only; `"win"` (default, zero-sum) or `"vp"` |
+
+**Observation.** What the observing player may know (RULES §7), with seats relative to
+the observer (0 = self, 1 = left neighbour, ...) and padded to 4 players; the layout is
+declared in :mod:`biblios_env.observations` (``SLICES``, ``decode``, ``layout_markdown``).
+
+**Action mask.** Exactly the legal actions of the agent to act; all zeros for the others
+and after the end. Decisions with a single legal action are applied automatically unless
+``expose_forced=True``; an illegal action raises :class:`IllegalActionError` naming it.
+
+**Rewards.** ``"win"``: winners share +1 and the others share −1 (each winner gets
+``1/len(winners)``, each loser ``-1/len(losers)``; a game won by everybody gives 0).
+``"vp"``: own VP minus the best VP among the others. Terminal ``infos`` carry ``vp``,
+``winners`` and ``category_winners`` (seats; -1 for a category nobody won).
+
+**Reset options.** ``deck`` (the draw pile after removal, top first), ``auction_order``
+(``"shuffle"`` or ``"placed"``), ``first_player`` (a seat). Unknown keys raise ValueError.
+
+Version history: v0 — first release.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from biblios_env.actions import NUM_ACTIONS
+from biblios_env.cards import NUM_CARDS
+from biblios_env.engine.game import AUCTION_ORDERS, Game
+from biblios_env.engine.setup import check_num_players, check_seat
+from biblios_env.engine.views import player_view
+from biblios_env.observations import MAX_PLAYERS, OBSERVATION_SIZE, SLICES, encode
+from biblios_env.text import table_text
+
+REWARDS: Final = ("win", "vp")
+RESET_OPTIONS: Final = ("deck", "auction_order", "first_player")
+#: Extra pieces of :meth:`raw_env.state` after seat 0's observation: every hand
+#: (seats 0..3, padded), then the draw pile, the auction pile and the removed cards.
+STATE_SIZE: Final = OBSERVATION_SIZE + (MAX_PLAYERS + 3) * NUM_CARDS
+
+
+def _observation_high() -> np.ndarray:
+    high = np.ones(OBSERVATION_SIZE, dtype=np.float32)
+    high[SLICES["hand_sizes"]] = NUM_CARDS / 20  # a hand can outgrow 20 cards through penalties
+    return high
+
+
+class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
+    """The unwrapped environment; see the module docstring for the full documentation."""
+
+    metadata: dict[str, Any] = {
+        "name": "biblios_v0",
+        "render_modes": ["ansi", "human"],
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(
+        self,
+        num_players: int = 2,
+        render_mode: str | None = None,
+        *,
+        penalty: str = "standard",
+        strict_bids: bool = False,
+        reward: str = "win",
+        first_player: int = 0,
+        expose_forced: bool = False,
+    ) -> None:
+        super().__init__()
+        self.num_players = check_num_players(num_players)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be 'win' or 'vp', got {reward!r}")
+        if not isinstance(expose_forced, bool):
+            raise ValueError(f"expose_forced must be True or False, got {expose_forced!r}")
+        self.render_mode = render_mode
+        self.reward_mode = reward
+        self.game_options: dict[str, Any] = {
+            "num_players": self.num_players,
+            "penalty": penalty,
+            "strict_bids": strict_bids,
+            "first_player": check_seat(first_player, self.num_players, "first_player"),
+        }
+        self.auto_forced = not expose_forced
+        Game(**self.game_options, seed=0)  # validates penalty and strict_bids now, not at reset
+        self.possible_agents = [f"player_{seat}" for seat in range(self.num_players)]
+        self._seat = {agent: seat for seat, agent in enumerate(self.possible_agents)}
+        observation_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0.0, _observation_high(), (OBSERVATION_SIZE,), np.float32),
+                "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+            }
+        )
+        self.observation_spaces = {agent: observation_space for agent in self.possible_agents}
+        self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
+        self.state_space = spaces.Box(0.0, np.concatenate([_observation_high(), np.ones(STATE_SIZE - OBSERVATION_SIZE, np.float32)]), (STATE_SIZE,), np.float32)
+        self._seed_source = np.random.default_rng()
+        self.game: Game | None = None
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ----------------------------------------------------------------- reset
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start a new game. ``seed`` fixes every chance event; see the module docs for ``options``."""
+        game_options = dict(self.game_options)
+        if options is not None:
+            if not isinstance(options, dict):
+                raise ValueError(f"options must be a dict or None, got {type(options).__name__}")
+            unknown = sorted(set(options) - set(RESET_OPTIONS))
+            if unknown:
+                raise ValueError(f"unknown reset option(s) {unknown}; expected some of {list(RESET_OPTIONS)}")
+            if "auction_order" in options and options["auction_order"] not in AUCTION_ORDERS:
+                raise ValueError(f"auction_order must be 'shuffle' or 'placed', got {options['auction_order']!r}")
+            game_options.update(options)
+        if seed is not None:
+            self._seed_source = np.random.default_rng(seed)
+            game_seed = seed
+        else:
+            game_seed = int(self._seed_source.integers(2**63))
+        self.game = Game(**game_options, seed=game_seed, auto_forced=self.auto_forced)
+        self.agents = self.possible_agents[:]
+        self.rewards = {agent: 0.0 for agent in self.agents}
+        self._cumulative_rewards = {agent: 0.0 for agent in self.agents}
+        self.terminations = {agent: False for agent in self.agents}
+        self.truncations = {agent: False for agent in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
+        self.agent_selection = self.agents[self.game.current_player]
+
+    # ----------------------------------------------------------------- observe / step
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        game = self._require_game()
+        seat = self._seat_of(agent)
+        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        if game.current_player == seat:
+            legal = game.legal_actions()
+            if len(legal) > 2 and legal[-1] - legal[1] == len(legal) - 2:
+                mask[legal[0]] = 1  # a run of consecutive ids (bids): one slice, not a long index list
+                mask[legal[1] : legal[-1] + 1] = 1
+            else:
+                mask[legal] = 1
+        return {"observation": encode(player_view(game.state, seat)), "action_mask": mask}
+
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        game = self.game
+        game.apply(action)  # type: ignore[union-attr]  # raises IllegalActionError naming the action
+        self._cumulative_rewards[agent] = 0.0
+        if game.is_over:  # type: ignore[union-attr]
+            self._finish()
+        else:
+            self.agent_selection = self.agents[game.current_player]  # type: ignore[union-attr]
+        if self.render_mode == "human":
+            self.render()
+
+    def _finish(self) -> None:
+        state = self.game.state  # type: ignore[union-attr]
+        rewards = self.rewards_of(state.vp, state.winners)
+        info = {"vp": state.vp[:], "winners": state.winners[:], "category_winners": state.category_winners[:]}
+        for seat, agent in enumerate(self.agents):
+            self.rewards[agent] = rewards[seat]
+            self.terminations[agent] = True
+            self.infos[agent] = dict(info)
+        self._accumulate_rewards()
+
+    def rewards_of(self, vp: list[int], winners: list[int]) -> list[float]:
+        """Terminal rewards per seat for the configured reward mode (see the module docs)."""
+        n = len(vp)
+        if self.reward_mode == "vp":
+            return [float(vp[seat] - max(vp[:seat] + vp[seat + 1 :])) for seat in range(n)]
+        if len(winners) == n:
+            return [0.0] * n
+        win, lose = 1.0 / len(winners), -1.0 / (n - len(winners))
+        return [win if seat in winners else lose for seat in range(n)]
+
+    # ----------------------------------------------------------------- inspection
+    def snapshot(self) -> dict[str, Any]:
+        """The full (omniscient) state as a JSON-ready dict (see ``Game.snapshot``)."""
+        return self._require_game().snapshot()
+
+    def state(self) -> np.ndarray:
+        """A global state vector for centralized critics: seat 0's observation, then every
+        hand, the draw pile, the auction pile and the removed cards as card indicators."""
+        game = self._require_game()
+        state = game.state
+        out = np.zeros(STATE_SIZE, dtype=np.float32)
+        encode(player_view(state, 0), out[:OBSERVATION_SIZE])
+        base = OBSERVATION_SIZE
+        for cards in (*state.hands, *([[]] * (MAX_PLAYERS - state.num_players)), state.draw_pile, state.auction_pile, state.removed):
+            out[[base + card for card in cards]] = 1.0
+            base += NUM_CARDS
+        return out
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'.")
+            return None
+        game = self._require_game()
+        viewer = game.current_player if not game.is_over else 0
+        text = table_text(player_view(game.state, viewer), game.legal_actions() if not game.is_over else None)
+        if game.is_over:
+            state = game.state
+            text += f"\nFinal VP: {state.vp}; winners: {', '.join(f'player_{s}' for s in state.winners)}"
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        self.game = None
+
+    def _require_game(self) -> Game:
+        if self.game is None:
+            raise RuntimeError("call reset() before using the environment")
+        return self.game
+
+    def _seat_of(self, agent: str) -> int:
+        try:
+            return self._seat[agent]
+        except KeyError:
+            raise KeyError(f"unknown agent {agent!r}; agents are {self.possible_agents}") from None
+
+
+def env(num_players: int = 2, render_mode: str | None = None, **options: Any) -> AECEnv:
+    """The environment with PettingZoo's safety wrappers (action bounds, call order)."""
+    wrapped: AECEnv = raw_env(num_players, render_mode, **options)
+    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    wrapped = wrappers.OrderEnforcingWrapper(wrapped)
+    return wrapped
