@@ -41,7 +41,7 @@ from biblios_env.actions import NUM_ACTIONS
 from biblios_env.cards import NUM_CARDS
 from biblios_env.engine.game import AUCTION_ORDERS, Game
 from biblios_env.engine.setup import check_num_players, check_seat
-from biblios_env.engine.views import player_view
+from biblios_env.engine.views import PlayerView, player_view
 from biblios_env.observations import MAX_PLAYERS, OBSERVATION_SIZE, SLICES, encode
 from biblios_env.text import table_text
 
@@ -157,6 +157,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             else:
                 mask[legal] = 1
         return {"observation": encode(player_view(game.state, seat)), "action_mask": mask}
+
+    def view(self, agent: str) -> PlayerView:
+        """``agent``'s information set as a structured :class:`PlayerView` (what agents use)."""
+        return player_view(self._require_game().state, self._seat_of(agent))
 
     def step(self, action: int | None) -> None:
         agent = self.agent_selection

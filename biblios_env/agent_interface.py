@@ -1,0 +1,65 @@
+"""The one interface every agent implements, and what an agent is shown at a decision.
+
+It lives in the environment package (not in ``agents/``) because the environments call
+agents too: the Gymnasium wrapper's opponents and the tournament harness both hand an
+:class:`AgentObservation` to an :class:`Agent`. An agent sees one seat's information set
+(a :class:`PlayerView`, or its encoding) and the legal actions — never the full state.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from biblios_env.actions import NUM_ACTIONS
+from biblios_env.engine.views import PlayerView
+from biblios_env.observations import encode
+
+
+class AgentObservation:
+    """One decision as the acting seat sees it.
+
+    ``view`` and ``legal_actions`` are always there; the flat ``vector`` and the
+    ``action_mask`` (what a neural policy consumes) are built on first use, so agents
+    that do not need them cost nothing.
+    """
+
+    __slots__ = ("_mask", "_vector", "legal_actions", "view")
+
+    def __init__(self, view: PlayerView, legal_actions: list[int], vector: np.ndarray | None = None) -> None:
+        self.view = view
+        self.legal_actions = legal_actions
+        self._vector = vector
+        self._mask: np.ndarray | None = None
+
+    @property
+    def vector(self) -> np.ndarray:
+        """The observation vector of :mod:`biblios_env.observations` (float32)."""
+        if self._vector is None:
+            self._vector = encode(self.view)
+        return self._vector
+
+    @property
+    def action_mask(self) -> np.ndarray:
+        """1 for each legal action id (int8, length 266)."""
+        if self._mask is None:
+            mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+            mask[self.legal_actions] = 1
+            self._mask = mask
+        return self._mask
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """A player. ``start_game`` is called once per game before its first decision."""
+
+    name: str
+
+    def start_game(self, seat: int, num_players: int, seed: int | None = None) -> None:
+        """A new game begins; ``seed`` seeds the agent's own randomness (reproducible tournaments)."""
+        ...
+
+    def act(self, observation: AgentObservation) -> int:
+        """Choose one of ``observation.legal_actions``."""
+        ...
