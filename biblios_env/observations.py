@@ -135,10 +135,10 @@ def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
     bits[_PRESENT : _PRESENT + n] = _PRESENT_BYTES[n]
     if view.current_player != NO_SEAT:
         bits[_CURRENT + view.current_player] = 1
-    high_bid = view.high_bid
-    if view.phase == Phase.AUCTION:
-        if view.auction_card != NO_CARD:
-            bits[_AUCTION + view.auction_card] = 1
+    high_bid = 0
+    if view.auction_card != NO_CARD:  # the bidding context exists only while a card is under auction
+        high_bid = view.high_bid
+        bits[_AUCTION + view.auction_card] = 1
         bits[_HIGH_BIDDER + (MAX_PLAYERS if view.high_bidder == NO_SEAT else view.high_bidder)] = 1
         bits[_PASSED : _PASSED + n] = bytes(view.passed)
         bits[_EXCLUDED : _EXCLUDED + n] = bytes(view.excluded)

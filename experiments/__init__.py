@@ -1,0 +1,7 @@
+"""Experiments on top of the agents: the tournament harness (``python -m experiments.tournament``)
+and the engine speed benchmark (``python -m experiments.benchmark``).
+
+:mod:`experiments.match` plays one game between agents, :mod:`experiments.stats` turns
+results into win rates, confidence intervals and ratings, and :mod:`experiments.tournament`
+schedules duplicate-deal tournaments over the machine's cores and writes the results.
+"""

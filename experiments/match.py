@@ -1,0 +1,245 @@
+"""One game between agents: agent specs (``value:aggression=1.2``), building agents, and
+:func:`play_game`, which returns a :class:`GameResult` and can save a replayable log.
+
+An agent spec is a registry name from :mod:`agents` (or an import path such as
+``mypackage.bots.GreedyAgent``) with optional ``key=value`` parameters after a colon,
+separated by commas. Values are read as int, float, ``true``/``false``/``none``, or else
+kept as strings. The spec's text is the agent's label in results and game logs, and
+:func:`parse_agent_spec` reads it back, so a label alone rebuilds the agent.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+import operator
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from biblios_env.agent_interface import Agent, AgentObservation
+from biblios_env.engine import Game, IllegalActionError
+from biblios_env.engine.log import save_log
+from biblios_env.engine.setup import check_num_players
+from biblios_env.engine.views import player_view
+from experiments.stats import win_shares
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_WORDS = {"true": True, "false": False, "none": None}
+
+
+class AgentSpecError(ValueError):
+    """An agent spec that does not parse, names no known agent, or has parameters the agent rejects."""
+
+
+class AgentError(RuntimeError):
+    """An agent that crashed or chose an illegal action during a game (the message says which game)."""
+
+
+def _parse_value(text: str) -> Any:
+    lowered = text.lower()
+    if lowered in _WORDS:
+        return _WORDS[lowered]
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSpec:
+    """Which agent to build: a registry name or import path, and its parameters in given order."""
+
+    name: str
+    params: tuple[tuple[str, Any], ...] = ()
+    label: str = ""  # the spec as written; defaults to the canonical form
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            text = ",".join(f"{key}={value}" for key, value in self.params)
+            object.__setattr__(self, "label", f"{self.name}:{text}" if text else self.name)
+
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        return dict(self.params)
+
+
+def parse_agent_spec(text: str) -> AgentSpec:
+    """``"value:aggression=1.2,max_bid=4"`` -> AgentSpec("value", (("aggression", 1.2), ("max_bid", 4)))."""
+    text = text.strip()
+    name, colon, rest = text.partition(":")
+    if not _NAME.match(name):
+        raise AgentSpecError(
+            f"bad agent spec {text!r}: expected NAME or NAME:key=value,... where NAME is a registry name "
+            "or an import path like package.module.Factory"
+        )
+    params: list[tuple[str, Any]] = []
+    if colon:
+        if not rest.strip():
+            raise AgentSpecError(f"bad agent spec {text!r}: nothing after ':' (expected key=value,...)")
+        for item in rest.split(","):
+            key, equals, value = (part.strip() for part in item.partition("="))
+            if not equals or not _KEY.match(key) or not value:
+                raise AgentSpecError(f"bad agent parameter {item.strip()!r} in {text!r}: expected key=value")
+            if any(key == seen for seen, _ in params):
+                raise AgentSpecError(f"agent parameter {key!r} is given twice in {text!r}")
+            params.append((key, _parse_value(value)))
+    return AgentSpec(name, tuple(params), label=text)
+
+
+# ----------------------------------------------------------------------------- building agents
+def registry() -> dict[str, Callable[..., Agent]]:
+    """The agent registry of :mod:`agents` (name -> factory)."""
+    import agents
+
+    return dict(agents.AGENTS)
+
+
+def _factory(name: str) -> Callable[..., Agent]:
+    if "." in name:
+        module_name, _, attribute = name.rpartition(".")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as error:
+            raise AgentSpecError(f"agent {name!r}: cannot import module {module_name!r}: {error}") from error
+        factory = getattr(module, attribute, None)
+        if not callable(factory):
+            raise AgentSpecError(f"agent {name!r}: module {module_name!r} has no callable {attribute!r}")
+        return factory
+    known = registry()
+    if name not in known:
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise AgentSpecError(
+            f"unknown agent {name!r}{hint}; known agents: {', '.join(sorted(known))} "
+            "(or give an import path like package.module.Factory)"
+        )
+    return known[name]
+
+
+def _accepted_params(factory: Callable[..., Agent]) -> str | None:
+    """The factory's keyword parameters with defaults, or None when its signature does not say."""
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return None
+    names = [
+        f"{p.name}={p.default!r}" if p.default is not p.empty else p.name
+        for p in parameters
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"
+    ]
+    return ", ".join(names) or "no parameters"
+
+
+def build_agent(spec: AgentSpec) -> Agent:
+    """A fresh agent for ``spec``; raises AgentSpecError naming the spec for unknown names or bad params."""
+    factory = _factory(spec.name)
+    try:
+        agent = factory(**spec.kwargs)
+    except (TypeError, ValueError) as error:
+        accepted = _accepted_params(factory)
+        hint = f"; {spec.name} accepts: {accepted}" if accepted else ""
+        raise AgentSpecError(f"agent {spec.label!r}: {error}{hint}") from error
+    except ImportError as error:
+        raise AgentSpecError(f"agent {spec.label!r} cannot be built: {error}") from error
+    if not isinstance(agent, Agent):
+        raise AgentSpecError(
+            f"agent {spec.label!r}: {type(agent).__name__} does not implement the Agent protocol "
+            "(name, start_game(seat, num_players, seed), act(observation))"
+        )
+    return agent
+
+
+# ----------------------------------------------------------------------------- one game
+@dataclass(frozen=True, slots=True)
+class GameResult:
+    """One finished game; everything but the timings is a function of the seeds and the agents."""
+
+    seed: int
+    agents: tuple[str, ...]  # agent label per seat (seat 0 starts)
+    agent_seeds: tuple[int | None, ...]
+    vp: tuple[int, ...]
+    winners: tuple[int, ...]  # several seats when they share the win
+    category_winners: tuple[int, ...]  # per category, the seat that won it (-1: nobody)
+    dice: tuple[int, ...]  # final die values per category
+    actions: int  # actions in the game, forced ones included
+    decisions: tuple[int, ...]  # decisions each seat's agent was asked to make
+    seconds: tuple[float, ...] = field(default=(), compare=False)  # thinking time per seat
+
+    @property
+    def win_shares(self) -> list[float]:
+        return win_shares(self.winners, len(self.agents))
+
+
+def play_game(
+    agents: Sequence[Agent],
+    seed: int,
+    *,
+    agent_seeds: Sequence[int | None] | None = None,
+    labels: Sequence[str] | None = None,
+    penalty: str = "standard",
+    strict_bids: bool = False,
+    log_path: str | Path | None = None,
+    log_metadata: dict[str, Any] | None = None,
+) -> GameResult:
+    """Play one game with ``agents[seat]`` in each seat (seat 0 starts) and return its result.
+
+    ``seed`` fixes the deal and every chance event; ``agent_seeds[seat]`` is passed to that
+    agent's ``start_game``. With ``log_path`` the game is saved as a replayable log
+    (:func:`biblios_env.engine.log.load_log`) whose metadata holds the labels and seeds.
+    """
+    num_players = check_num_players(len(agents))
+    labels = tuple(labels) if labels is not None else tuple(getattr(agent, "name", "?") for agent in agents)
+    agent_seeds = tuple(agent_seeds) if agent_seeds is not None else (None,) * num_players
+    if len(labels) != num_players or len(agent_seeds) != num_players:
+        raise ValueError(f"{num_players} agents need {num_players} labels and agent seeds, got {labels}, {agent_seeds}")
+    game = Game(num_players, seed=seed, penalty=penalty, strict_bids=strict_bids)
+    for seat, agent in enumerate(agents):
+        agent.start_game(seat, num_players, seed=agent_seeds[seat])
+    decisions = [0] * num_players
+    seconds = [0.0] * num_players
+    while not game.is_over:
+        seat = game.current_player
+        legal = game.legal_actions()
+        observation = AgentObservation(player_view(game.state, seat), list(legal))
+        start = time.perf_counter()
+        try:
+            action = agents[seat].act(observation)
+        except Exception as error:
+            raise AgentError(
+                f"agent {labels[seat]!r} in seat {seat} crashed (game seed {seed}, decision {sum(decisions)}): "
+                f"{type(error).__name__}: {error}"
+            ) from error
+        seconds[seat] += time.perf_counter() - start
+        decisions[seat] += 1
+        if isinstance(action, bool) or not hasattr(action, "__index__"):
+            raise AgentError(f"agent {labels[seat]!r} in seat {seat} returned {action!r}, not an int action id")
+        try:
+            game.apply(operator.index(action))
+        except IllegalActionError as error:
+            raise AgentError(f"agent {labels[seat]!r} in seat {seat} (game seed {seed}): {error}") from error
+    state = game.state
+    if log_path is not None:
+        metadata = {"agents": list(labels), "agent_seeds": list(agent_seeds), **(log_metadata or {})}
+        save_log(game, log_path, **metadata)
+    return GameResult(
+        seed=game.seed,
+        agents=labels,
+        agent_seeds=agent_seeds,
+        vp=tuple(state.vp),
+        winners=tuple(state.winners),
+        category_winners=tuple(state.category_winners),
+        dice=tuple(state.dice),
+        actions=len(game.history),
+        decisions=tuple(decisions),
+        seconds=tuple(seconds),
+    )
