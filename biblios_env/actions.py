@@ -52,6 +52,24 @@ def _check_category(category: object) -> int:
     return category
 
 
+def table_markdown() -> str:
+    """The action table as Markdown, generated from the constants (the README embeds it)."""
+    rows = [
+        ("0, 1, 2", "place the drawn card: KEEP, AUCTION, COMMON"),
+        (f"{TAKE_BASE} + c (c = 0..86)", "TAKE card c from the common area"),
+        (f"{PASS}", "PASS (auction)"),
+        (f"{BID_BASE} + k (k = 1..{MAX_BID})", "BID k (gold for non-gold cards, a card count for gold cards)"),
+        (f"{PAY_BASE} + c (c = 0..86)", "PAY with card c (one card at a time; completes once covered)"),
+        (f"{REFUSE}", "REFUSE to pay (take the penalty)"),
+        (f"{CHURCH_DECLINE}", "CHURCH_DECLINE"),
+        (f"{CHURCH_ONE_BASE} + 2·cat + d", "change one die: d = 0 for +1, 1 for −1"),
+        (f"{CHURCH_TWO_BASE} + p (p = 0..{len(CATEGORY_PAIRS) - 1})", "change two dice: pair p of the (i<j) pairs"),
+    ]
+    lines = ["| ids | meaning |", "|---|---|"]
+    lines += [f"| {ids} | {meaning} |" for ids, meaning in rows]
+    return "\n".join(lines)
+
+
 def take(card: int) -> int:
     """The action that takes ``card`` from the common area."""
     return TAKE_BASE + check_card(card)
