@@ -21,6 +21,8 @@ ids             meaning
 from __future__ import annotations
 
 from itertools import combinations
+
+import numpy as np
 from typing import Final
 
 from biblios_env.cards import CATEGORY_NAMES, NUM_CATEGORIES, TOTAL_GOLD, card_name, check_card
@@ -105,16 +107,13 @@ def church_two(first: int, second: int) -> int:
 
 
 def check_action(action: object) -> int:
-    """Return ``action`` as an int id, or raise ValueError naming the value and the valid range."""
-    if isinstance(action, bool):
+    """Return ``action`` as an int id, or raise ValueError naming the value and the valid range.
+
+    Python and numpy integers are accepted; bools and floats are not (``True`` is not KEEP).
+    """
+    if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < NUM_ACTIONS:
         raise ValueError(f"action must be an int in 0..{NUM_ACTIONS - 1}, got {action!r}")
-    try:
-        as_int = int(action)  # accepts numpy integers
-    except (TypeError, ValueError):
-        raise ValueError(f"action must be an int in 0..{NUM_ACTIONS - 1}, got {action!r}") from None
-    if as_int != action or not 0 <= as_int < NUM_ACTIONS:
-        raise ValueError(f"action must be an int in 0..{NUM_ACTIONS - 1}, got {action!r}")
-    return as_int
+    return int(action)
 
 
 def describe(action: int) -> str:

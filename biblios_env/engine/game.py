@@ -12,7 +12,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from biblios_env.actions import describe
+from biblios_env.actions import check_action, describe
 from biblios_env.engine import rules
 from biblios_env.engine.setup import check_num_players, check_seat, new_state
 from biblios_env.engine.state import NO_CARD, Decision, Phase, State
@@ -133,9 +133,15 @@ class Game:
     def apply(self, action: int) -> None:
         """Apply ``action`` for :attr:`current_player`; raise IllegalActionError if it is not legal."""
         legal = self._legal if self._legal is not None else self.legal_actions()
+        if type(action) is not int:  # numpy ints are fine; bools, floats and strings are not
+            try:
+                action = check_action(action)
+            except ValueError as error:
+                raise IllegalActionError(
+                    f"action {action!r} is not an action id ({error}); legal: {self._legal_text(legal)}"
+                ) from None
         if action not in legal:
             raise IllegalActionError(self._illegal_message(action, legal))
-        action = int(action)
         rules.apply(self.state, action)
         self.history.append(action)
         self._legal = None
@@ -160,12 +166,15 @@ class Game:
             what = f"{error}; action {action!r}"
         if self.is_over:
             return f"{what} was given, but the game is over"
-        shown = ", ".join(f"{a} {describe(a)}" for a in legal[:6])
-        more = f", ... ({len(legal) - 6} more)" if len(legal) > 6 else ""
         return (
             f"{what} is not legal for seat {self.current_player} in the {self.phase_name} phase "
-            f"(decision {Decision(self.state.decision).name}); legal: {shown}{more}"
+            f"(decision {Decision(self.state.decision).name}); legal: {self._legal_text(legal)}"
         )
+
+    @staticmethod
+    def _legal_text(legal: list[int]) -> str:
+        shown = ", ".join(f"{a} {describe(a)}" for a in legal[:6])
+        return shown + (f", ... ({len(legal) - 6} more)" if len(legal) > 6 else "") if legal else "none"
 
     def clone(self, rng: np.random.Generator | None = None) -> Game:
         """An independent copy (history included); see :meth:`State.clone` for ``rng``."""

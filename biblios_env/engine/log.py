@@ -55,17 +55,17 @@ def load_log(path: str | Path) -> Game:
     path = Path(path)
     try:
         log = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as error:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise GameLogError(f"cannot read game log {path}: {error}") from error
     return replay(log)
 
 
-def _require(log: dict[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
+def _require(log: dict[str, Any], key: str, kind: type) -> Any:
     if key not in log:
         raise GameLogError(f"game log has no {key!r} entry")
     value = log[key]
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise GameLogError(f"game log entry {key!r} must be {kind}, got {type(value).__name__}: {value!r:.80}")
+        raise GameLogError(f"game log entry {key!r} must be {kind.__name__}, got {type(value).__name__}: {value!r:.80}")
     return value
 
 
@@ -75,18 +75,22 @@ def replay(log: dict[str, Any], *, auto_forced: bool = True) -> Game:
         raise GameLogError(f"a game log is a JSON object, got {type(log).__name__}")
     if log.get("format") != LOG_FORMAT:
         raise GameLogError(f"not a game log: format is {log.get('format')!r}, expected {LOG_FORMAT!r}")
-    if log.get("version") != LOG_VERSION:
+    if type(log.get("version")) is not int or log.get("version") != LOG_VERSION:
         raise GameLogError(f"game log version {log.get('version')!r} is not supported (expected {LOG_VERSION})")
     config = _require(log, "config", dict)
     unknown = sorted(set(config) - set(_CONFIG_KEYS))
-    if unknown:
-        raise GameLogError(f"game log config has unknown keys {unknown}; expected some of {list(_CONFIG_KEYS)}")
+    missing = [key for key in _CONFIG_KEYS if key not in config]
+    if unknown or missing:
+        raise GameLogError(
+            f"game log config must have exactly the keys {list(_CONFIG_KEYS)}; unknown: {unknown}, missing: {missing}"
+        )
+    deck_given = _require(log, "deck_given", bool)
     seed = _require(log, "seed", int)
     chance = _require(log, "chance", dict)
     actions = _require(log, "actions", list)
     deck = chance.get("deck")
     try:
-        game = Game(**config, seed=seed, deck=deck if log.get("deck_given") else None, auto_forced=False)
+        game = Game(**config, seed=seed, deck=deck if deck_given else None, auto_forced=False)
     except ValueError as error:
         raise GameLogError(f"game log config, seed or deck is invalid: {error}") from error
     if list(game.deck) != deck:
@@ -104,7 +108,9 @@ def replay(log: dict[str, Any], *, auto_forced: bool = True) -> Game:
             raise GameLogError(f"game log action #{index} does not replay: {error}") from error
     events = [[kind, cards] for kind, cards in game.state.chance]
     if events != chance.get("events"):
-        raise GameLogError(f"game log chance events {chance.get('events')!r:.120} differ from the replay's {events!r:.120}")
+        raise GameLogError(
+            f"game log chance events {chance.get('events')!r:.120} differ from the replay's {events!r:.120}"
+        )
     result = log.get("result")
     if result is not None:
         replayed = {"vp": game.state.vp, "winners": game.state.winners} if game.is_over else None
