@@ -1,0 +1,74 @@
+"""Agents that play Biblios through the :class:`~biblios_env.agent_interface.Agent` interface.
+
+``AGENTS`` maps a short name to a factory; :func:`make_agent` builds one by name with keyword
+parameters (the tournament harness and the Gymnasium wrapper's opponents use it):
+
+=========  =====================================================================
+name       agent
+=========  =====================================================================
+random     :class:`~agents.random_agent.RandomAgent`: uniform over legal actions
+value      :class:`~agents.heuristics.ValueAgent`: win-probability card values, paced gold bids
+hoarder    :class:`~agents.heuristics.HoarderAgent`: specialist, hoards gold, bids late
+ismcts     ``agents.ismcts.ISMCTSAgent``: information-set Monte Carlo tree search (imported lazily)
+=========  =====================================================================
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from agents.heuristics import HeuristicAgent, HoarderAgent, ValueAgent
+from agents.random_agent import RandomAgent
+from biblios_env.agent_interface import Agent, AgentObservation
+
+
+def _ismcts(**params: Any) -> Agent:
+    from agents.ismcts import ISMCTSAgent  # imported lazily: search code is heavier
+
+    return _construct(ISMCTSAgent, "ismcts", params)
+
+
+def _construct(cls: Callable[..., Agent], name: str, params: dict[str, Any]) -> Agent:
+    """Build ``cls(**params)``, turning an unknown keyword into a ValueError that names it."""
+    if isinstance(cls, type) and issubclass(cls, HeuristicAgent):
+        return cls(**params)  # validates its own parameters with the full list
+    signature = inspect.signature(cls)
+    accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values())
+    if not accepts_any:
+        known = [p for p in signature.parameters if p != "self"]
+        unknown = sorted(set(params) - set(known))
+        if unknown:
+            raise ValueError(f"unknown parameter(s) {unknown} for agent {name!r}; known: {known}")
+    return cls(**params)
+
+
+#: Short name -> factory taking the agent's keyword parameters.
+AGENTS: dict[str, Callable[..., Agent]] = {
+    "random": lambda **params: _construct(RandomAgent, "random", params),
+    "value": lambda **params: _construct(ValueAgent, "value", params),
+    "hoarder": lambda **params: _construct(HoarderAgent, "hoarder", params),
+    "ismcts": _ismcts,
+}
+
+
+def make_agent(name: str, **params: Any) -> Agent:
+    """The agent registered as ``name``, built with ``params``; ValueError for an unknown name
+    or parameter, listing what is known."""
+    factory = AGENTS.get(name)
+    if factory is None:
+        raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(sorted(AGENTS))}")
+    return factory(**params)
+
+
+__all__ = [
+    "AGENTS",
+    "Agent",
+    "AgentObservation",
+    "HeuristicAgent",
+    "HoarderAgent",
+    "RandomAgent",
+    "ValueAgent",
+    "make_agent",
+]
