@@ -24,9 +24,12 @@ NUM_OPPONENT_SLOTS: Final = MAX_PLAYERS - 1
 
 
 class Piece(NamedTuple):
+    """One named part of the observation; ``scale`` multiplies the raw count (1 for 0/1 pieces)."""
+
     name: str
     size: int
     meaning: str
+    scale: tuple[float, ...] | float = 1.0
 
 
 #: The observation layout, in order. Card sets are 87-wide indicator vectors by card id.
@@ -54,14 +57,14 @@ PIECES: Final[tuple[Piece, ...]] = (
     Piece("current_player", MAX_PLAYERS, "one-hot relative seat of the player to act"),
     Piece("first_player", MAX_PLAYERS, "one-hot relative seat of the first player"),
     Piece("seats_present", MAX_PLAYERS, "per relative seat: 1 if that seat is in the game"),
-    # Scalars last, in one block, written with one assignment.
-    Piece("dice_value", NUM_CATEGORIES, "die value / 6 per category"),
-    Piece("hand_gold", 1, "coins in the observer's hand / 66"),
-    Piece("quota", 3, "placements left this gift turn: keep (/1), auction (/1), common (/3)"),
-    Piece("high_bid", 1, "highest bid on the card under auction / 66"),
-    Piece("payment_progress", 2, "cards picked / bid and coins picked / bid"),
-    Piece("hand_sizes", MAX_PLAYERS, "per relative seat: cards in hand / 20"),
-    Piece("pile_sizes", 3, "draw pile / 80, auction pile / 20, common area / 3"),
+    # Scalars last: small counts, scaled to about 0..1.
+    Piece("dice_value", NUM_CATEGORIES, "die value / 6 per category", 1 / DIE_MAX),
+    Piece("hand_gold", 1, "coins in the observer's hand / 66", 1 / MAX_BID),
+    Piece("quota", 3, "placements left this gift turn: keep (/1), auction (/1), common (/3)", (1.0, 1.0, 1 / 3)),
+    Piece("high_bid", 1, "highest bid on the card under auction / 66", 1 / MAX_BID),
+    Piece("payment_progress", 2, "payment so far: cards picked / 66 and coins picked / 66", 1 / MAX_BID),
+    Piece("hand_sizes", MAX_PLAYERS, "per relative seat: cards in hand / 20", 1 / 20),
+    Piece("pile_sizes", 3, "draw pile / 80, auction pile / 20, common area / 3", (1 / 80, 1 / 20, 1 / 3)),
 )
 
 
@@ -86,22 +89,31 @@ _HIGH_BIDDER, _PASSED, _EXCLUDED = _O["high_bidder"], _O["passed"], _O["excluded
 _ACTIVE, _CURRENT, _FIRST, _PRESENT = _O["active_player"], _O["current_player"], _O["first_player"], _O["seats_present"]
 _SCALARS: Final = _O["dice_value"]  # every piece before this one holds only 0s and 1s
 _ZERO_BITS: Final = bytes(_SCALARS)
+
+
+def _scale_vector() -> np.ndarray:
+    scale = np.ones(OBSERVATION_SIZE, dtype=np.float32)
+    for piece in PIECES:
+        scale[SLICES[piece.name]] = piece.scale
+    return scale
+
+
+#: Raw counts times this give the observation (encoded as bytes, converted in one numpy call).
+_SCALE: Final = _scale_vector()
 _OPPONENT_BASES: Final = tuple(_OPPONENTS + NUM_CARDS * slot for slot in range(NUM_OPPONENT_SLOTS))
 _DICE_OFFSETS: Final = tuple(_DICE + DIE_MAX * category - 1 for category in range(NUM_CATEGORIES))
 _PRESENT_BYTES: Final = {n: b"\x01" * n for n in (2, 3, 4)}
-_SIZE_PADDING: Final = {n: (0.0,) * (MAX_PLAYERS - n) for n in (2, 3, 4)}
+_SIZE_PADDING: Final = {n: bytes(MAX_PLAYERS - n) for n in (2, 3, 4)}
 _GOLD_COINS: Final = tuple(CARD_VALUE[card] if IS_GOLD[card] else 0 for card in range(NUM_CARDS))
 
 
 def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
     """Encode a view as a float32 vector of length :data:`OBSERVATION_SIZE` (into ``out`` if given).
 
-    Written for speed (it runs at every environment step; numpy calls cost more than
-    the Python stores here): every 0/1 piece is set in one ``bytearray`` and converted
-    with a single numpy assignment; the scalars, one block at the end, with another.
+    Written for speed (it runs at every environment step, and numpy calls cost more than
+    Python stores here): every piece is written as small integers into one ``bytearray``,
+    which a single numpy multiplication by the pieces' scales turns into the float vector.
     """
-    if out is None:
-        out = np.empty(OBSERVATION_SIZE, dtype=np.float32)
     bits = bytearray(_ZERO_BITS)
     hand = view.hand
     for card in hand:
@@ -135,26 +147,26 @@ def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
     bits[_PRESENT : _PRESENT + n] = _PRESENT_BYTES[n]
     if view.current_player != NO_SEAT:
         bits[_CURRENT + view.current_player] = 1
-    high_bid = 0
+    high_bid = payment_count = payment_value = 0
     if view.auction_card != NO_CARD:  # the bidding context exists only while a card is under auction
-        high_bid = view.high_bid
+        high_bid, payment_count, payment_value = view.high_bid, view.payment_count, view.payment_value
         bits[_AUCTION + view.auction_card] = 1
         bits[_HIGH_BIDDER + (MAX_PLAYERS if view.high_bidder == NO_SEAT else view.high_bidder)] = 1
         bits[_PASSED : _PASSED + n] = bytes(view.passed)
         bits[_EXCLUDED : _EXCLUDED + n] = bytes(view.excluded)
         for card in view.payment_cards:
             bits[_PAYMENT + card] = 1
-    out[:_SCALARS] = np.frombuffer(bits, np.uint8)
-
+    bits += bytes(dice)
     quota = view.quota
-    scalars = [die / DIE_MAX for die in dice]
-    scalars += (sum([_GOLD_COINS[card] for card in hand]) / MAX_BID, quota[0], quota[1], quota[2] / 3, high_bid / MAX_BID)
-    scalars += (view.payment_count / high_bid, view.payment_value / high_bid) if high_bid else (0.0, 0.0)
-    scalars += [size / 20 for size in view.hand_sizes]
-    scalars += _SIZE_PADDING[n]
-    scalars += (view.draw_pile_size / 80, view.auction_pile_size / 20, len(view.common_area) / 3)
-    out[_SCALARS:] = scalars
-    return out
+    bits += bytes(
+        (sum([_GOLD_COINS[card] for card in hand]), quota[0], quota[1], quota[2], high_bid, payment_count, payment_value)
+    )
+    bits += bytes(view.hand_sizes)
+    bits += _SIZE_PADDING[n]
+    bits += bytes((view.draw_pile_size, view.auction_pile_size, len(view.common_area)))
+    if out is None:
+        return np.multiply(np.frombuffer(bits, np.uint8), _SCALE)
+    return np.multiply(np.frombuffer(bits, np.uint8), _SCALE, out=out)
 
 
 def decode(observation: np.ndarray) -> dict[str, np.ndarray]:

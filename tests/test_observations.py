@@ -330,7 +330,7 @@ def test_auction_scenario_bids_payment_and_padding_for_two_players() -> None:
     game.apply(actions.pay(56))  # a Gold 2: gold paid for a non-gold card is public (RULES §7)
     for pieces in (observe(game, 0), observe(game, 1)):
         np.testing.assert_array_equal(pieces["payment_cards"], indicator([56]))
-        np.testing.assert_allclose(pieces["payment_progress"], [1 / 5, 2 / 5])
+        np.testing.assert_allclose(pieces["payment_progress"], [1 / 66, 2 / 66])  # 1 card, 2 coins
     game.apply(actions.pay(57))
     game.apply(actions.pay(45))  # 2 + 2 + 1 = 5 covers the bid
     seen_by_0, seen_by_1 = observe(game, 0), observe(game, 1)
@@ -354,7 +354,7 @@ def test_cards_paid_for_a_gold_card_are_hidden_from_the_other_player() -> None:
     np.testing.assert_array_equal(payer["payment_cards"], indicator([0]))
     assert not other["payment_cards"].any(), "cards paid for gold are face down (RULES §5, §7)"
     for pieces in (payer, other):
-        np.testing.assert_allclose(pieces["payment_progress"], [1 / 2, 0])
+        np.testing.assert_allclose(pieces["payment_progress"], [1 / 66, 0])  # 1 card, no coins
     game.apply(SECOND_AUCTION[3])
     payer, other = observe(game, 0), observe(game, 1)
     assert payer["known_discard"][0] == 1 and payer["known_discard"][1] == 1
@@ -432,7 +432,7 @@ def expected_pieces(state: State, seat: int) -> dict[str, np.ndarray]:
         "hand_gold": np.array([sum(CARD_VALUE[c] for c in hand if IS_GOLD[c]) / 66]),
         "quota": np.array([state.quota[0], state.quota[1], state.quota[2] / 3] if gift else [0, 0, 0]),
         "high_bid": np.array([high_bid / 66]),
-        "payment_progress": np.array([len(state.payment) / high_bid, state.payment_value / high_bid]
+        "payment_progress": np.array([len(state.payment) / 66, state.payment_value / 66]
                                      if high_bid else [0, 0]),
         "hand_sizes": per_relative_seat([len(h) / 20 for h in state.hands]),
         "pile_sizes": np.array([len(state.draw_pile) / 80, len(state.auction_pile) / 20,
