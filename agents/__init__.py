@@ -10,6 +10,7 @@ random     :class:`~agents.random_agent.RandomAgent`: uniform over legal actions
 value      :class:`~agents.heuristics.ValueAgent`: win-probability card values, paced gold bids
 hoarder    :class:`~agents.heuristics.HoarderAgent`: specialist, hoards gold, bids late
 ismcts     ``agents.ismcts.ISMCTSAgent``: information-set Monte Carlo tree search (imported lazily)
+ppo        ``agents.ppo_agent.PPOAgent``: a trained MaskablePPO policy (default: the shipped one; imported lazily)
 =========  =====================================================================
 """
 
@@ -28,6 +29,12 @@ def _ismcts(**params: Any) -> Agent:
     from agents.ismcts import ISMCTSAgent  # imported lazily: search code is heavier
 
     return _construct(ISMCTSAgent, "ismcts", params)
+
+
+def _ppo(**params: Any) -> Agent:
+    from agents.ppo_agent import PPOAgent  # imported lazily: loads a policy file
+
+    return _construct(PPOAgent, "ppo", params)
 
 
 def _construct(cls: Callable[..., Agent], name: str, params: dict[str, Any]) -> Agent:
@@ -50,6 +57,7 @@ AGENTS: dict[str, Callable[..., Agent]] = {
     "value": lambda **params: _construct(ValueAgent, "value", params),
     "hoarder": lambda **params: _construct(HoarderAgent, "hoarder", params),
     "ismcts": _ismcts,
+    "ppo": _ppo,
 }
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from biblios_env.actions import MAX_BID
 from biblios_env.cards import CARD_VALUE, DIE_MAX, IS_GOLD, NUM_CARDS, NUM_CATEGORIES
-from biblios_env.engine.state import NO_CARD, NO_SEAT, Decision, Phase
+from biblios_env.engine.state import NO_CARD, NO_SEAT, Decision, Phase, indicator_row
 from biblios_env.engine.views import PlayerView
 
 MAX_PLAYERS: Final = 4
@@ -81,14 +81,15 @@ SLICES: Final[dict[str, slice]] = _offsets()
 OBSERVATION_SIZE: Final = sum(piece.size for piece in PIECES)
 
 _O = {name: s.start for name, s in SLICES.items()}
-_HAND, _DRAWN, _KEPT, _COMMON = _O["hand"], _O["drawn_card"], _O["kept_card"], _O["common_area"]
-_OWN_AUCTION, _AUCTION, _CHURCH = _O["own_auction_cards"], _O["auction_card"], _O["church_card"]
-_PAYMENT, _DISCARD, _OPPONENTS = _O["payment_cards"], _O["known_discard"], _O["opponent_cards"]
 _NUM_PLAYERS, _PHASE, _DECISION, _DICE = _O["num_players"], _O["phase"], _O["decision"], _O["dice"]
 _HIGH_BIDDER, _PASSED, _EXCLUDED = _O["high_bidder"], _O["passed"], _O["excluded"]
 _ACTIVE, _CURRENT, _FIRST, _PRESENT = _O["active_player"], _O["current_player"], _O["first_player"], _O["seats_present"]
 _SCALARS: Final = _O["dice_value"]  # every piece before this one holds only 0s and 1s
-_ZERO_BITS: Final = bytes(_SCALARS)
+_CARD_BLOCK_END: Final = _O["num_players"]  # the card-set rows end where the flags begin
+_ZERO_FLAGS: Final = bytes(_SCALARS - _CARD_BLOCK_END)
+#: ``_CARD_ROW[card]``: the one-hot row of a single card; ``_CARD_ROW[NO_CARD]`` (index -1) is all zeros.
+_CARD_ROW: Final = (*(bytes(card) + b"\x01" + bytes(NUM_CARDS - card - 1) for card in range(NUM_CARDS)), bytes(NUM_CARDS))
+_OPPONENT_PADDING: Final = {n: bytes(NUM_CARDS * (MAX_PLAYERS - n)) for n in (2, 3, 4)}
 
 
 def _scale_vector() -> np.ndarray:
@@ -100,7 +101,6 @@ def _scale_vector() -> np.ndarray:
 
 #: Raw counts times this give the observation (encoded as bytes, converted in one numpy call).
 _SCALE: Final = _scale_vector()
-_OPPONENT_BASES: Final = tuple(_OPPONENTS + NUM_CARDS * slot for slot in range(NUM_OPPONENT_SLOTS))
 _DICE_OFFSETS: Final = tuple(_DICE + DIE_MAX * category - 1 for category in range(NUM_CATEGORIES))
 _PRESENT_BYTES: Final = {n: b"\x01" * n for n in (2, 3, 4)}
 _SIZE_PADDING: Final = {n: bytes(MAX_PLAYERS - n) for n in (2, 3, 4)}
@@ -110,32 +110,48 @@ _GOLD_COINS: Final = tuple(CARD_VALUE[card] if IS_GOLD[card] else 0 for card in 
 def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
     """Encode a view as a float32 vector of length :data:`OBSERVATION_SIZE` (into ``out`` if given).
 
-    Written for speed (it runs at every environment step, and numpy calls cost more than
-    Python stores here): every piece is written as small integers into one ``bytearray``,
-    which a single numpy multiplication by the pieces' scales turns into the float vector.
+    Written for speed (it runs at every environment step, and numpy calls and Python
+    loops over cards cost more than copying bytes): the card sets arrive as the engine's
+    87-byte indicator rows and are joined, the rest is written as small integers into one
+    ``bytearray``, and a single numpy multiplication by the pieces' scales makes the floats.
     """
-    bits = bytearray(_ZERO_BITS)
-    hand = view.hand
-    for card in hand:
-        bits[_HAND + card] = 1
-    for card in view.common_area:
-        bits[_COMMON + card] = 1
-    for card in view.own_auction_cards:
-        bits[_OWN_AUCTION + card] = 1
-    for card in view.public_discard:
-        bits[_DISCARD + card] = 1
-    for card in view.own_face_down_discard:
-        bits[_DISCARD + card] = 1
-    for base, cards in zip(_OPPONENT_BASES, view.opponent_cards):
-        for card in cards:
-            bits[base + card] = 1
-    if view.drawn_card != NO_CARD:
-        bits[_DRAWN + view.drawn_card] = 1
-    if view.kept_card != NO_CARD:
-        bits[_KEPT + view.kept_card] = 1
-    if view.church_card != NO_CARD:
-        bits[_CHURCH + view.church_card] = 1
+    hand_row = view.hand_row
+    if hand_row is None:  # a hand-made view: build the rows from the card lists
+        hand_row, common_row, own_auction_row, discard_row, opponent_rows = (
+            indicator_row(view.hand),
+            indicator_row(view.common_area),
+            indicator_row(view.own_auction_cards),
+            indicator_row(view.public_discard + view.own_face_down_discard),
+            [indicator_row(cards) for cards in view.opponent_cards],
+        )
+    else:
+        common_row, own_auction_row, opponent_rows = view.common_row, view.own_auction_row, view.opponent_rows
+        discard_row = view.public_discard_row
+        if view.own_face_down_discard:
+            discard_row = bytearray(discard_row)
+            for card in view.own_face_down_discard:
+                discard_row[card] = 1
     n = view.num_players
+    bidding = view.auction_card != NO_CARD  # the bidding context exists only while a card is under auction
+    payment_row = _CARD_ROW[NO_CARD]
+    if bidding and view.payment_cards:
+        payment_row = indicator_row(view.payment_cards)
+    bits = bytearray().join(
+        (
+            hand_row,
+            _CARD_ROW[view.drawn_card],
+            _CARD_ROW[view.kept_card],
+            common_row,
+            own_auction_row,
+            _CARD_ROW[view.auction_card],
+            _CARD_ROW[view.church_card],
+            payment_row,
+            discard_row,
+            *opponent_rows,  # type: ignore[misc]
+            _OPPONENT_PADDING[n],
+            _ZERO_FLAGS,
+        )
+    )
     dice = view.dice
     for offset, die in zip(_DICE_OFFSETS, dice):
         bits[offset + die] = 1
@@ -148,18 +164,16 @@ def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
     if view.current_player != NO_SEAT:
         bits[_CURRENT + view.current_player] = 1
     high_bid = payment_count = payment_value = 0
-    if view.auction_card != NO_CARD:  # the bidding context exists only while a card is under auction
+    if bidding:
         high_bid, payment_count, payment_value = view.high_bid, view.payment_count, view.payment_value
-        bits[_AUCTION + view.auction_card] = 1
         bits[_HIGH_BIDDER + (MAX_PLAYERS if view.high_bidder == NO_SEAT else view.high_bidder)] = 1
         bits[_PASSED : _PASSED + n] = bytes(view.passed)
         bits[_EXCLUDED : _EXCLUDED + n] = bytes(view.excluded)
-        for card in view.payment_cards:
-            bits[_PAYMENT + card] = 1
     bits += bytes(dice)
     quota = view.quota
     bits += bytes(
-        (sum([_GOLD_COINS[card] for card in hand]), quota[0], quota[1], quota[2], high_bid, payment_count, payment_value)
+        (sum([_GOLD_COINS[card] for card in view.hand]), quota[0], quota[1], quota[2], high_bid, payment_count,
+         payment_value)
     )
     bits += bytes(view.hand_sizes)
     bits += _SIZE_PADDING[n]

@@ -466,3 +466,12 @@ def test_any_corruption_raises_game_log_error_or_replays_the_same_game(
         assert str(error)
         return
     assert_same_game(replayed, game)
+
+
+def test_action_count_mismatch_is_rejected() -> None:
+    """A partial log that lost its last action would replay to an earlier position; the
+    recorded action count makes that truncation detectable."""
+    game = play(Game(3, seed=11), seed=11, stop=120)
+    log = through_json(to_log(game))
+    log["actions"].pop()
+    assert_log_error(log, "120 actions", "119")

@@ -106,7 +106,8 @@ def test_agent_spec_bad_params_name_the_agent_and_accepted_params() -> None:
 
 
 def test_registry_agents_build_with_params() -> None:
-    agents = pytest.importorskip("agents")
+    import agents
+
     assert {"random", "value", "hoarder"} <= set(agents.AGENTS)
     build_agent(parse_agent_spec("random"))
     with pytest.raises(AgentSpecError, match="random:x=1"):

@@ -18,6 +18,7 @@ from biblios_env.engine.state import (
     Phase,
     Resume,
     State,
+    record_penalty_move,
 )
 
 
@@ -42,9 +43,10 @@ def advance(state: State) -> bool:
     state.active_player = state.next_seat(state.active_player)
     card = state.auction_pile.pop()
     state.auction_card = card
-    for contributions in state.auction_contributions:
-        if card in contributions:
+    for contributions, row in zip(state.auction_contributions, state.contribution_rows):
+        if row[card]:
             contributions.remove(card)
+            row[card] = 0
             break
     state.excluded = [False] * state.num_players
     return open_bidding(state)
@@ -78,6 +80,7 @@ def _discard_unsold(state: State) -> bool:
     """Nobody bid: the revealed card is discarded face up (RULES §5.4)."""
     state.discard.append(state.auction_card)
     state.public_discard.append(state.auction_card)
+    state.public_discard_row[state.auction_card] = 1
     return advance(state)
 
 
@@ -147,22 +150,31 @@ def pay(state: State, card: int) -> bool:
     """Add ``card`` to the payment; once covered, the winner takes the auctioned card."""
     seat = state.current_player
     state.hands[seat].remove(card)
+    state.hand_rows[seat][card] = 0
     state.payment.append(card)
     if IS_GOLD[state.auction_card]:
         if len(state.payment) < state.high_bid:
             return True
         # Paid face down: the others learn how many cards, not which (RULES §5, §7).
         state.private_discard[seat].extend(state.payment)
+        private_row = state.private_discard_rows[seat]
+        for paid in state.payment:
+            private_row[paid] = 1
+        state.public_at_last_loss[seat] = tuple(state.public_hands[seat])
     else:
         state.payment_value += CARD_VALUE[card]
         if state.payment_value < state.high_bid:
             return True
         state.public_discard.extend(state.payment)
+        public_discard_row = state.public_discard_row
+        for paid in state.payment:
+            public_discard_row[paid] = 1
         # A card may be publicly known in another hand too, if it moved there in a penalty.
-        for public in state.public_hands:
+        for public, row in zip(state.public_hands, state.public_hand_rows):
             for paid in state.payment:
-                if paid in public:
+                if row[paid]:
                     public.remove(paid)
+                    row[paid] = 0
     state.discard.extend(state.payment)
     state.payment = []
     state.payment_value = 0
@@ -172,7 +184,9 @@ def pay(state: State, card: int) -> bool:
         church.acquire(state, seat, won, Resume.AUCTIONING)
         return True
     state.hands[seat].append(won)
+    state.hand_rows[seat][won] = 1
     state.public_hands[seat].append(won)
+    state.public_hand_rows[seat][won] = 1
     return advance(state)
 
 
@@ -181,7 +195,10 @@ def refuse(state: State) -> bool:
     auctioned again without the defaulter (RULES §5, Penalty)."""
     seat = state.current_player
     hand = state.hands[seat]
+    hand_row = state.hand_rows[seat]
     hand.extend(state.payment)
+    for card in state.payment:
+        hand_row[card] = 1
     state.payment = []
     state.payment_value = 0
     rng = state.rng
@@ -189,19 +206,28 @@ def refuse(state: State) -> bool:
     if state.bluffs:
         # "Medieval bluffs": the left neighbour blindly picks one card to discard.
         if hand:
-            card = hand.pop(int(rng.integers(len(hand))))
+            card = hand.pop(int(rng.random() * len(hand)))
+            hand_row[card] = 0
             state.discard.append(card)
             state.private_discard[seat].append(card)
+            state.private_discard_rows[seat][card] = 1
             moved.append(card)
+            state.public_at_last_loss[seat] = tuple(state.public_hands[seat])
     else:
         receiver = seat
         for _ in range(state.num_players - 1):
             receiver = state.next_seat(receiver)
             if not hand:
                 break
-            card = hand.pop(int(rng.integers(len(hand))))
+            card = hand.pop(int(rng.random() * len(hand)))  # a uniform pick, cheaper than integers()
+            hand_row[card] = 0
             state.hands[receiver].append(card)
+            state.hand_rows[receiver][card] = 1
+            state.penalty_moves.append((seat, receiver, card))
+            record_penalty_move(state, seat, receiver, card)
             moved.append(card)
+        if moved:
+            state.public_at_last_loss[seat] = tuple(state.public_hands[seat])
     state.chance.append((CHANCE_PENALTY, moved))
     state.excluded[seat] = True
     return open_bidding(state)

@@ -51,5 +51,6 @@ def resolve(state: State, action: int) -> None:
             state.dice[second] += delta
     state.discard.append(state.church_card)
     state.public_discard.append(state.church_card)
+    state.public_discard_row[state.church_card] = 1
     state.church_card = NO_CARD
     state.church_owner = NO_SEAT

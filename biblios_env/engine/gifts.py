@@ -42,8 +42,10 @@ def place(state: State, slot: int) -> None:
     elif slot == AUCTION:
         state.auction_pile.append(card)
         state.auction_contributions[seat].append(card)
+        state.contribution_rows[seat][card] = 1
     else:
         state.common_area.append(card)
+        state.common_row[card] = 1
     continue_placing(state)
 
 
@@ -54,6 +56,7 @@ def continue_placing(state: State) -> None:
         return
     if state.kept_card != NO_CARD:
         state.hands[state.active_player].append(state.kept_card)
+        state.hand_rows[state.active_player][state.kept_card] = 1
         state.kept_card = NO_CARD
     state.taker = state.active_player
     next_taker(state)
@@ -73,9 +76,12 @@ def take(state: State, card: int) -> bool:
     """The current taker takes ``card`` from the common area; ``True`` if play goes on in this turn."""
     seat = state.current_player
     state.common_area.remove(card)
+    state.common_row[card] = 0
     if IS_CHURCH[card]:
         church.acquire(state, seat, card, Resume.TAKING)
         return True
     state.hands[seat].append(card)
+    state.hand_rows[seat][card] = 1
     state.public_hands[seat].append(card)
+    state.public_hand_rows[seat][card] = 1
     return next_taker(state)

@@ -37,6 +37,7 @@ def to_log(game: Game, **metadata: Any) -> dict[str, Any]:
             "events": [[kind, cards[:]] for kind, cards in state.chance],
         },
         "actions": game.history[:],
+        "num_actions": len(game.history),  # makes a truncated or padded action list detectable
         "metadata": metadata,
     }
     if game.is_over:
@@ -88,6 +89,7 @@ def replay(log: dict[str, Any], *, auto_forced: bool = True) -> Game:
     seed = _require(log, "seed", int)
     chance = _require(log, "chance", dict)
     actions = _require(log, "actions", list)
+    num_actions = _require(log, "num_actions", int)
     deck = chance.get("deck")
     try:
         game = Game(**config, seed=seed, deck=deck if deck_given else None, auto_forced=False)
@@ -116,6 +118,8 @@ def replay(log: dict[str, Any], *, auto_forced: bool = True) -> Game:
         replayed = {"vp": game.state.vp, "winners": game.state.winners} if game.is_over else None
         if replayed != result:
             raise GameLogError(f"game log result {result!r} differs from the replay's {replayed!r}")
+    if num_actions != len(actions):  # checked last: the specific checks above name the problem better
+        raise GameLogError(f"game log says it holds {num_actions} actions but its action list has {len(actions)}")
     game.auto_forced = auto_forced
     if auto_forced:
         game.apply_forced()  # resume normal play from the replayed position

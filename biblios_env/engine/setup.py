@@ -131,6 +131,9 @@ def new_state(
     state.public_discard = []
     state.private_discard = [[] for _ in range(num_players)]
     state.auction_contributions = [[] for _ in range(num_players)]
+    state.penalty_moves = []
+    state.public_at_last_loss = [()] * num_players
+    state.init_derived()
     state._rng = rng
     state._rng_state = None
     state.chance = []

@@ -11,6 +11,8 @@ from enum import IntEnum
 
 import numpy as np
 
+from biblios_env.cards import NUM_CARDS
+
 
 class Phase(IntEnum):
     """The two phases of the game and its end (RULES §3, §5, §6)."""
@@ -97,6 +99,16 @@ class State:
         "public_discard",
         "private_discard",
         "auction_contributions",
+        "penalty_moves",
+        "public_at_last_loss",
+        # derived: card indicator rows and per-seat penalty records (see init_derived)
+        "hand_rows",
+        "common_row",
+        "public_hand_rows",
+        "public_discard_row",
+        "private_discard_rows",
+        "contribution_rows",
+        "penalty_views",
         # chance
         "_rng",
         "_rng_state",
@@ -141,6 +153,25 @@ class State:
     public_discard: list[int]
     private_discard: list[list[int]]
     auction_contributions: list[list[int]]
+    #: Every card moved hand to hand by a standard penalty, in order: ``(defaulter, receiver, card)``.
+    #: Who gave how many to whom is public; the card only to those two seats (RULES §7).
+    penalty_moves: list[tuple[int, int, int]]
+    #: Per seat, its ``public_hands`` entry at the moment it last lost cards unseen (face-down
+    #: payment, penalty, blind discard): public cards acquired since are certainly still in hand.
+    public_at_last_loss: list[tuple[int, ...]]
+    #: Indicator rows (a ``bytearray`` of 87, 1 where the card is in the list) kept in step
+    #: with ``hands``, ``common_area``, ``public_hands``, ``public_discard``, ``private_discard``
+    #: and ``auction_contributions``: the observation encoder copies them instead of looping
+    #: over cards at every environment step.
+    hand_rows: list[bytearray]
+    common_row: bytearray
+    public_hand_rows: list[bytearray]
+    public_discard_row: bytearray
+    private_discard_rows: list[bytearray]
+    contribution_rows: list[bytearray]
+    #: Per seat, the penalty moves as that seat sees them: ``(relative defaulter, relative
+    #: receiver, card or -1 unless the seat gave or received it)``, in order.
+    penalty_views: list[list[tuple[int, int, int]]]
     _rng: np.random.Generator | None
     _rng_state: dict | None
     chance: list[tuple[str, list[int]]]
@@ -186,6 +217,15 @@ class State:
         other.public_discard = self.public_discard[:]
         other.private_discard = [cards[:] for cards in self.private_discard]
         other.auction_contributions = [cards[:] for cards in self.auction_contributions]
+        other.penalty_moves = self.penalty_moves[:]
+        other.public_at_last_loss = self.public_at_last_loss[:]
+        other.hand_rows = [bytearray(row) for row in self.hand_rows]
+        other.common_row = bytearray(self.common_row)
+        other.public_hand_rows = [bytearray(row) for row in self.public_hand_rows]
+        other.public_discard_row = bytearray(self.public_discard_row)
+        other.private_discard_rows = [bytearray(row) for row in self.private_discard_rows]
+        other.contribution_rows = [bytearray(row) for row in self.contribution_rows]
+        other.penalty_views = [moves[:] for moves in self.penalty_views]
         if rng is not None:
             other._rng, other._rng_state = rng, None
         else:
@@ -201,6 +241,20 @@ class State:
         other.category_winners = self.category_winners[:]
         return other
 
+    def init_derived(self) -> None:
+        """(Re)build the derived fields from the card lists and ``penalty_moves``; called once
+        by setup and by code that assembles a state by hand (the determinization sampler)."""
+        n = self.num_players
+        self.hand_rows = [indicator_row(hand) for hand in self.hands]
+        self.common_row = indicator_row(self.common_area)
+        self.public_hand_rows = [indicator_row(cards) for cards in self.public_hands]
+        self.public_discard_row = indicator_row(self.public_discard)
+        self.private_discard_rows = [indicator_row(cards) for cards in self.private_discard]
+        self.contribution_rows = [indicator_row(cards) for cards in self.auction_contributions]
+        self.penalty_views = [[] for _ in range(n)]
+        for giver, receiver, card in self.penalty_moves:
+            record_penalty_move(self, giver, receiver, card)
+
     @property
     def rng(self) -> np.random.Generator:
         """The game's single generator; every chance event draws from it (STYLE principle 4)."""
@@ -215,3 +269,19 @@ class State:
     def next_seat(self, seat: int) -> int:
         """The seat to the left: the next index modulo the number of players (RULES §2.4)."""
         return (seat + 1) % self.num_players
+
+
+def indicator_row(cards: list[int]) -> bytearray:
+    """87 bytes, 1 at each card id in ``cards``."""
+    row = bytearray(NUM_CARDS)
+    for card in cards:
+        row[card] = 1
+    return row
+
+
+def record_penalty_move(state: State, giver: int, receiver: int, card: int) -> None:
+    """Record one card moved by a standard penalty as every seat sees it (RULES §7: how many
+    cards moved is public, which card only the two players involved know)."""
+    n = state.num_players
+    for seat, moves in enumerate(state.penalty_views):
+        moves.append(((giver - seat) % n, (receiver - seat) % n, card if seat in (giver, receiver) else NO_CARD))

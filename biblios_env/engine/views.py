@@ -11,7 +11,7 @@ copying them: treat a view as read-only and copy what you keep.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from biblios_env.cards import IS_GOLD
 from biblios_env.engine.state import NO_CARD, NO_SEAT, Phase, State
@@ -53,18 +53,42 @@ class PlayerView:
     hand_sizes: list[int]
     draw_pile_size: int
     auction_pile_size: int
+    # Public facts a determinization sampler needs (biblios_env.engine.sampling).
+    bluffs: bool = False  # the "medieval bluffs" penalty variant is on (RULES §5)
+    strict_bids: bool = False
+    auction_order_placed: bool = False  # auctions follow the placed order instead of a shuffle
+    own_public_cards: list[int] = field(default_factory=list)  # publicly seen entering the viewer's hand
+    face_down_counts: list[int] = field(default_factory=list)  # per relative seat: cards discarded face down
+    # per relative seat: its publicly known cards when it last lost cards unseen (older ones may be gone)
+    public_at_last_loss: list[tuple[int, ...]] = field(default_factory=list)
+    # standard penalties, in order: (relative defaulter, relative receiver, card or -1 unless the viewer is one of them)
+    penalty_moves: list[tuple[int, int, int]] = field(default_factory=list)
+    hidden_kept: bool = False  # an opponent's kept card lies face down this gift turn
+    # The card sets above as 87-byte indicator rows shared with the state (what the observation
+    # encoder copies); ``None`` in hand-made views, which are then encoded from the lists.
+    hand_row: bytearray | None = None
+    common_row: bytearray | None = None
+    own_auction_row: bytearray | None = None
+    public_discard_row: bytearray | None = None
+    own_face_down_row: bytearray | None = None
+    opponent_rows: list[bytearray] | None = None
 
 
 def player_view(state: State, seat: int) -> PlayerView:
-    """Build ``seat``'s view of ``state``; nothing hidden from ``seat`` is read into it."""
+    """Build ``seat``'s view of ``state``; nothing hidden from ``seat`` is read into it.
+
+    Per-seat lists are rotated with slices (``lst[seat:] + lst[:seat]`` puts them in relative
+    seat order) rather than comprehensions: this runs at every environment step.
+    """
     n = state.num_players
-    order = [(seat + offset) % n for offset in range(n)]
     gift_phase = state.phase == Phase.GIFT
     auction_card = state.auction_card
     payment_visible = state.high_bidder == seat or (auction_card != NO_CARD and not IS_GOLD[auction_card])
     high_bidder = state.high_bidder
     current = state.current_player
-    passed, excluded, hands, public_hands = state.passed, state.excluded, state.hands, state.public_hands
+    hands = state.hands
+    rotated_public = state.public_hands[seat:] + state.public_hands[:seat]
+    rotated_private = state.private_discard[seat:] + state.private_discard[:seat]
     return PlayerView(
         n,
         seat,
@@ -84,15 +108,29 @@ def player_view(state: State, seat: int) -> PlayerView:
         state.church_card,
         state.high_bid,
         NO_SEAT if high_bidder == NO_SEAT else (high_bidder - seat) % n,
-        [passed[other] for other in order],
-        [excluded[other] for other in order],
+        state.passed[seat:] + state.passed[:seat],
+        state.excluded[seat:] + state.excluded[:seat],
         state.payment if payment_visible else [],
         len(state.payment),
         state.payment_value,
         state.public_discard,
-        state.private_discard[seat],
-        [public_hands[other] for other in order[1:]],
-        [len(hands[other]) for other in order],
+        rotated_private[0],
+        rotated_public[1:],
+        list(map(len, hands[seat:] + hands[:seat])),
         len(state.draw_pile),
         len(state.auction_pile),
+        state.bluffs,
+        state.strict_bids,
+        state.auction_order_placed,
+        rotated_public[0],
+        list(map(len, rotated_private)),
+        state.public_at_last_loss[seat:] + state.public_at_last_loss[:seat],
+        state.penalty_views[seat],
+        gift_phase and state.kept_card != NO_CARD and state.active_player != seat,
+        state.hand_rows[seat],
+        state.common_row,
+        state.contribution_rows[seat],
+        state.public_discard_row,
+        state.private_discard_rows[seat],
+        state.public_hand_rows[seat + 1 :] + state.public_hand_rows[:seat],
     )

@@ -1,0 +1,504 @@
+"""Determinization: sample a full :class:`State` consistent with one seat's information set.
+
+Search agents for imperfect-information games (IS-MCTS, determinized UCT) need complete game
+states that the searching seat cannot tell apart from the real one. :func:`sample_state` builds
+one from a :class:`~biblios_env.engine.views.PlayerView` alone — it never sees the real state —
+by exact card counting: the deck composition is public (RULES §1), so the cards whose place the
+viewer does not know are a known set, and they are dealt to the places the viewer cannot see.
+
+What the viewer knows where (RULES §7) stays put: its hand, the card it is placing or kept, its
+own cards on the auction pile (at their positions when auctions follow the placed order), its
+face-down discards, the common area, the card under auction, the church card, visible payments,
+public discards. Every other card is dealt, respecting everything public:
+
+* **Known opponent cards.** A card publicly seen entering an opponent's hand (taken from the
+  common area, won at auction), or given to that opponent in a penalty by the viewer, is in
+  that opponent's hand — unless the opponent has since lost cards unseen (face-down payments
+  for gold cards, penalties, blind discards, or a face-down payment in progress). Public cards
+  acquired after the opponent's last unseen loss are certain. The others may be gone: each
+  independently of order, as if the opponent's current hand slots and its unseen-loss slots
+  were equally likely to hold it (sampling without replacement). A card that left goes to one of
+  the opponent's own loss slots: its face-down discards, the payment in progress, or the hand of
+  the player who received a penalty card from it. Such cards never go back to the draw pile,
+  the auction pile or the removed cards.
+* **Never-seen cards** fill every remaining hidden slot uniformly at random: opponents' hand
+  slots and face-down discards, a hidden payment, the card an opponent is placing or has kept
+  face down, the removed cards, the draw pile and the other players' cards on the auction pile.
+  The setup rule that 2 (3) players remove two (one) gold cards of each value (RULES §2) is
+  respected exactly: the required gold cards are dealt to the removed pile first, from the
+  never-seen gold of each value, which reproduces the setup's distribution.
+
+Simplifications (documented, not contradicted by any view): opponents are assumed to choose
+their kept cards, face-down payments and so on independently of the cards' identities (the
+usual IS-MCTS assumption), and a card that changed hands twice unseen is placed after its first
+move only. The sampled state carries a fresh random generator, so its future chance events
+(auction shuffle, penalty picks) are new too.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Final
+
+import numpy as np
+
+from biblios_env.cards import CARD_VALUE, GOLD_IDS_BY_VALUE, IS_GOLD, NUM_CARDS, gold_value
+from biblios_env.engine.game import Game
+from biblios_env.engine.setup import DECK_SIZE, GOLD_REMOVED_PER_VALUE
+from biblios_env.engine.state import NO_CARD, NO_SEAT, Decision, Phase, Resume, State
+from biblios_env.engine.views import PlayerView
+
+#: Cards removed unseen at setup, by player count (27, 15, 7).
+REMOVED_COUNT: Final = {n: NUM_CARDS - size for n, size in DECK_SIZE.items()}
+#: Gift turns in a game, by player count: each turn draws N + 1 cards (RULES §3).
+GIFT_TURNS: Final = {n: size // (n + 1) for n, size in DECK_SIZE.items()}
+
+_HAND, _FACE_DOWN, _PAYMENT = 0, 1, 2
+_STRICT_TRIES: Final = 200
+
+
+class InconsistentViewError(ValueError):
+    """A view that no real game state could produce (card counts that do not add up)."""
+
+
+def sample_state(view: PlayerView, rng: np.random.Generator | random.Random) -> State:
+    """A full game state that ``view.seat`` cannot tell from the real one (see the module doc).
+
+    ``player_view(sample_state(view, rng), view.seat) == view`` always holds. The same ``view``
+    and an ``rng`` in the same state give the same sample; the sample gets its own fresh
+    ``numpy`` generator (drawn from ``rng``) for the chance events still to come.
+    """
+    if isinstance(rng, np.random.Generator):
+        shuffle_rng = random.Random(int(rng.integers(1 << 63)))
+    else:
+        shuffle_rng = rng
+    return _Sampler(view, shuffle_rng).build(np.random.default_rng(shuffle_rng.getrandbits(63)))
+
+
+def sample_game(view: PlayerView, rng: np.random.Generator | random.Random) -> Game:
+    """:func:`sample_state` wrapped in a :class:`Game` (validated ``apply``, cached legal actions).
+
+    The game's ``deck`` (the draw pile as dealt) is unknown for a sampled position and left empty.
+    """
+    state = sample_state(view, rng)
+    game = Game.__new__(Game)
+    game.config = {
+        "num_players": view.num_players,
+        "penalty": "bluffs" if view.bluffs else "standard",
+        "strict_bids": view.strict_bids,
+        "first_player": state.first_player,
+        "auction_order": "placed" if view.auction_order_placed else "shuffle",
+    }
+    game.seed = int(state.rng.integers(1 << 62))
+    game.deck_given = False
+    game.deck = ()
+    game.auto_forced = True
+    game.state = state
+    game.history = []
+    game._legal = None
+    return game
+
+
+class _Sampler:
+    """One sampling run; seats are converted from the view's relative seats to absolute ones."""
+
+    def __init__(self, view: PlayerView, rng: random.Random) -> None:
+        self.view = view
+        self.rng = rng
+        self.n = view.num_players
+        self.me = view.seat
+
+    def seat(self, relative: int) -> int:
+        return NO_SEAT if relative == NO_SEAT else (self.me + relative) % self.n
+
+    # ------------------------------------------------------------------ what the viewer knows
+    def known_cards(self) -> set[int]:
+        """Cards whose place the viewer knows exactly."""
+        view = self.view
+        known = set(view.hand)
+        known.update(view.common_area)
+        known.update(view.own_auction_cards)
+        known.update(view.public_discard)
+        known.update(view.own_face_down_discard)
+        known.update(view.payment_cards)
+        for card in (view.drawn_card, view.kept_card, view.auction_card, view.church_card):
+            if card != NO_CARD:
+                known.add(card)
+        return known
+
+    def hidden_payer(self) -> tuple[int, int]:
+        """``(seat, count)`` of a face-down payment in progress the viewer cannot see."""
+        view = self.view
+        hidden = view.payment_count - len(view.payment_cards)
+        if hidden > 0:
+            return self.seat(view.high_bidder), hidden
+        return NO_SEAT, 0
+
+    # ------------------------------------------------------------------ the sample
+    def build(self, state_rng: np.random.Generator) -> State:
+        view, rng, n, me = self.view, self.rng, self.n, self.me
+        known = self.known_cards()
+        payer, hidden_payment = self.hidden_payer()
+        opponents = [self.seat(r) for r in range(1, n)]
+
+        # Cards known to be in (or to have left unseen from) an opponent's hand: card -> seat.
+        owner: dict[int, int] = {}
+        for relative in range(1, n):
+            seat = self.seat(relative)
+            for card in view.opponent_cards[relative - 1]:
+                if card not in known:
+                    owner[card] = seat
+        given_by_viewer: set[int] = set()
+        losses = [0] * n  # cards each seat lost in penalties to players other than the viewer
+        penalty_slots: list[list[int]] = [[] for _ in range(n)]  # per giver: receivers (viewer excluded)
+        for giver, receiver, card in view.penalty_moves:
+            giver, receiver = self.seat(giver), self.seat(receiver)
+            if giver == me and card != NO_CARD and card not in known:
+                owner[card] = receiver
+                given_by_viewer.add(card)
+            elif receiver != me:
+                penalty_slots[giver].append(receiver)
+            losses[giver] += 1
+
+        hand_sizes = [view.hand_sizes[(seat - me) % n] for seat in range(n)]
+        face_down = [view.face_down_counts[(seat - me) % n] if view.face_down_counts else 0 for seat in range(n)]
+        last_loss = [
+            set(view.public_at_last_loss[(seat - me) % n]) if view.public_at_last_loss else set() for seat in range(n)
+        ]
+        certain: list[list[int]] = [[] for _ in range(n)]
+        uncertain: list[list[int]] = [[] for _ in range(n)]
+        for card in sorted(owner):
+            seat = owner[card]
+            if seat == payer:
+                may_be_gone = True
+            elif card in given_by_viewer:
+                may_be_gone = bool(face_down[seat] or losses[seat])
+            else:
+                may_be_gone = card in last_loss[seat]
+            (uncertain if may_be_gone else certain)[seat].append(card)
+
+        hands: list[list[int]] = [[] for _ in range(n)]
+        hands[me] = list(view.hand)
+        face_down_cards: list[list[int]] = [[] for _ in range(n)]
+        payment: list[int] = []
+        hand_room = [0] * n
+        gone: list[tuple[int, int]] = []  # (seat it left, card)
+        for seat in opponents:
+            hands[seat] = certain[seat][:]
+            room = hand_sizes[seat] - len(certain[seat])
+            if room < 0:
+                raise InconsistentViewError(
+                    f"seat {seat} holds {hand_sizes[seat]} cards but {len(certain[seat])} are known to be in hand"
+                )
+            departures = face_down[seat] + len(penalty_slots[seat]) + (hidden_payment if seat == payer else 0)
+            cards = uncertain[seat]
+            rng.shuffle(cards)
+            for card in cards:
+                # Sampling without replacement over the seat's hand slots and unseen-loss slots.
+                if room and (not departures or rng.random() * (room + departures) < room):
+                    hands[seat].append(card)
+                    room -= 1
+                else:
+                    gone.append((seat, card))
+                    departures = max(departures - 1, 0)
+            hand_room[seat] = room
+
+        # Cards that left an opponent's hand unseen go to one of its loss slots.
+        face_down_room = face_down[:]
+        face_down_room[me] = 0
+        payment_room = hidden_payment
+        sent: list[list[tuple[int, int]]] = [[] for _ in range(n)]  # per giver: (receiver, card) via penalties
+        for seat, card in gone:
+            options: list[tuple[int, int]] = []
+            options.extend((_FACE_DOWN, seat) for _ in range(face_down_room[seat]))
+            if seat == payer:
+                options.extend((_PAYMENT, seat) for _ in range(payment_room))
+            options.extend((_HAND, receiver) for receiver in penalty_slots[seat] if hand_room[receiver])
+            via_penalty = True
+            if not options:  # a card that moved on more than once: any place an opponent's card can be
+                via_penalty = False
+                options = [(_FACE_DOWN, s) for s in opponents if face_down_room[s]]
+                options += [(_PAYMENT, payer)] if payment_room else []
+                options += [(_HAND, s) for s in opponents if hand_room[s]]
+            if not options:
+                raise InconsistentViewError(f"no place left for card {card}, known to have been in seat {seat}'s hand")
+            place, target = options[rng.randrange(len(options))]
+            if place == _FACE_DOWN:
+                face_down_cards[target].append(card)
+                face_down_room[target] -= 1
+            elif place == _PAYMENT:
+                payment.append(card)
+                payment_room -= 1
+            else:
+                hands[target].append(card)
+                hand_room[target] -= 1
+                if via_penalty:
+                    penalty_slots[seat].remove(target)
+                    sent[seat].append((target, card))
+
+        # Never-seen cards: the setup's gold removals first, then everything else at random.
+        placed = known.union(owner)
+        fresh = [card for card in range(NUM_CARDS) if card not in placed]
+        removed: list[int] = []
+        per_value = GOLD_REMOVED_PER_VALUE[n]
+        if per_value:
+            for value, ids in GOLD_IDS_BY_VALUE.items():
+                candidates = [card for card in ids if card not in placed]
+                if len(candidates) < per_value:
+                    raise InconsistentViewError(
+                        f"setup for {n} players removed {per_value} gold cards of value {value}, "
+                        f"but only {len(candidates)} are unseen"
+                    )
+                removed.extend(rng.sample(candidates, per_value))
+            taken = set(removed)
+            fresh = [card for card in fresh if card not in taken]
+        rng.shuffle(fresh)
+
+        placing_hidden = view.phase == Phase.GIFT and view.decision == Decision.PLACE and view.current_player != 0
+        own_auction = list(view.own_auction_cards)
+        auction_hidden = view.auction_pile_size - len(own_auction)
+        needed = (
+            sum(hand_room)
+            + sum(face_down_room)
+            + payment_room
+            + placing_hidden
+            + bool(view.hidden_kept)
+            + REMOVED_COUNT[n]
+            - len(removed)
+            + view.draw_pile_size
+            + auction_hidden
+        )
+        if needed != len(fresh) or auction_hidden < 0:
+            raise InconsistentViewError(
+                f"{len(fresh)} unseen cards for {needed} hidden places: the view's card counts do not add up"
+            )
+        bidder, coins_needed = self.strict_bidder(hands)
+        if bidder != NO_SEAT and hand_room[bidder]:
+            hands[bidder].extend(self.deal_strict_bidder(fresh, hand_room[bidder], coins_needed))
+            hand_room[bidder] = 0
+        deal = fresh.pop
+        for seat in opponents:
+            hands[seat].extend(deal() for _ in range(hand_room[seat]))
+            face_down_cards[seat].extend(deal() for _ in range(face_down_room[seat]))
+            rng.shuffle(hands[seat])
+        payment.extend(deal() for _ in range(payment_room))
+        drawn_card = deal() if placing_hidden else view.drawn_card
+        kept_card = deal() if view.hidden_kept else view.kept_card
+        removed.extend(deal() for _ in range(REMOVED_COUNT[n] - len(removed)))
+        draw_pile = [deal() for _ in range(view.draw_pile_size)]
+        auction_others = [deal() for _ in range(auction_hidden)]
+        auction_pile, contributions = self.auction_pile(own_auction, auction_others)
+        face_down_cards[me] = list(view.own_face_down_discard)
+        penalty_moves = self.penalty_moves(sent, hands, owner)
+        if view.payment_cards:
+            payment = list(view.payment_cards)
+        return self.state(
+            hands,
+            draw_pile,
+            auction_pile,
+            contributions,
+            sorted(removed),
+            face_down_cards,
+            payment,
+            drawn_card,
+            kept_card,
+            penalty_moves,
+            state_rng,
+        )
+
+    def strict_bidder(self, hands: list[list[int]]) -> tuple[int, int]:
+        """With ``strict_bids`` a bid is capped at what the bidder can pay (RULES §5 option), so an
+        opponent's standing high bid on a non-gold card shows they hold that much gold:
+        ``(seat, coins still missing from its known cards)``, or ``(NO_SEAT, 0)``."""
+        view = self.view
+        if not view.strict_bids or view.decision not in (Decision.BID, Decision.PAY):
+            return NO_SEAT, 0
+        if view.high_bidder in (NO_SEAT, 0) or view.auction_card == NO_CARD or IS_GOLD[view.auction_card]:
+            return NO_SEAT, 0
+        seat = self.seat(view.high_bidder)
+        missing = view.high_bid - view.payment_value - gold_value(hands[seat])
+        return (seat, missing) if missing > 0 else (NO_SEAT, 0)
+
+    def deal_strict_bidder(self, fresh: list[int], count: int, coins: int) -> list[int]:
+        """``count`` never-seen cards worth at least ``coins`` in gold, removed from ``fresh``:
+        rejection sampling (the exact conditional), then a greedy fallback for rare cases."""
+        rng = self.rng
+        chosen: list[int] | None = None
+        for _ in range(_STRICT_TRIES):
+            picks = rng.sample(range(len(fresh)), count)
+            if sum(CARD_VALUE[fresh[i]] for i in picks if IS_GOLD[fresh[i]]) >= coins:
+                chosen = picks
+                break
+        if chosen is None:
+            golds = sorted((i for i in range(len(fresh)) if IS_GOLD[fresh[i]]), key=lambda i: -CARD_VALUE[fresh[i]])
+            chosen = []
+            for i in golds:
+                if coins <= 0 or len(chosen) == count:
+                    break
+                chosen.append(i)
+                coins -= CARD_VALUE[fresh[i]]
+            rest = [i for i in range(len(fresh)) if i not in set(chosen)]
+            chosen += rng.sample(rest, count - len(chosen))
+        cards = [fresh[i] for i in chosen]
+        for i in sorted(chosen, reverse=True):
+            fresh[i] = fresh[-1]
+            fresh.pop()
+        rng.shuffle(fresh)
+        return cards
+
+    def auction_pile(self, own: list[int], others: list[int]) -> tuple[list[int], list[list[int]]]:
+        """The auction pile (top card last) and each seat's cards in it.
+
+        During the gifts the pile is in placement order and turn ``t`` placed its ``t``-th card,
+        so every card's owner is public; so is the order of the auctions when they follow the
+        placed order. After a shuffle only the viewer's own cards have known owners.
+        """
+        view, n, me, rng = self.view, self.n, self.me, self.rng
+        first = self.seat(view.first_player)
+        size = view.auction_pile_size
+        contributions: list[list[int]] = [[] for _ in range(n)]
+        placed_order = view.phase == Phase.GIFT or view.auction_order_placed
+        if placed_order:
+            # Turn indices of the cards still in the pile, bottom of the pile first.
+            if view.phase == Phase.GIFT:
+                turns = list(range(size))
+            else:
+                total = GIFT_TURNS[n]
+                turns = list(range(total - 1, total - size - 1, -1))
+            own_turns = [i for i, turn in enumerate(turns) if (first + turn) % n == me]
+            if view.phase != Phase.GIFT:
+                own_turns.reverse()  # own cards are listed in placement order, i.e. top of the pile first
+            if len(own_turns) == len(own):
+                pile = [NO_CARD] * size
+                for index, card in zip(own_turns, own, strict=True):
+                    pile[index] = card
+                it = iter(others)
+                for index, turn in enumerate(turns):
+                    if pile[index] == NO_CARD:
+                        pile[index] = next(it)
+                        contributions[(first + turn) % n].append(pile[index])
+                contributions[me] = own[:]
+                for seat in range(n):
+                    if seat != me:
+                        # Keep each seat's own cards in placement order, like the engine does.
+                        if view.phase != Phase.GIFT:
+                            contributions[seat].reverse()
+                return pile, contributions
+        # Shuffled (or an unexpected layout): own cards at random places, owners of the rest drawn
+        # from the turns each opponent took.
+        pile = own + others
+        rng.shuffle(pile)
+        labels = [(first + turn) % n for turn in range(GIFT_TURNS[n])]
+        labels = [seat for seat in labels if seat != me]
+        owners = rng.sample(labels, len(others)) if len(others) <= len(labels) else [
+            labels[rng.randrange(len(labels))] for _ in others
+        ]
+        for card, seat in zip(others, owners, strict=True):
+            contributions[seat].append(card)
+        contributions[me] = own[:]
+        return pile, contributions
+
+    def penalty_moves(
+        self, sent: list[list[tuple[int, int]]], hands: list[list[int]], owner: dict[int, int]
+    ) -> list[tuple[int, int, int]]:
+        """The penalty record, with a plausible card where the viewer does not know it: a card the
+        sample sent that way, else one of the receiver's cards the viewer knows nothing about."""
+        moves = []
+        for giver, receiver, card in self.view.penalty_moves:
+            giver, receiver = self.seat(giver), self.seat(receiver)
+            if card == NO_CARD:
+                match = next((entry for entry in sent[giver] if entry[0] == receiver), None)
+                if match is not None:
+                    sent[giver].remove(match)
+                    card = match[1]
+                else:
+                    candidates = [c for c in hands[receiver] if c not in owner] or hands[receiver]
+                    card = candidates[self.rng.randrange(len(candidates))] if candidates else NO_CARD
+            moves.append((giver, receiver, card))
+        return moves
+
+    def state(
+        self,
+        hands: list[list[int]],
+        draw_pile: list[int],
+        auction_pile: list[int],
+        contributions: list[list[int]],
+        removed: list[int],
+        face_down_cards: list[list[int]],
+        payment: list[int],
+        drawn_card: int,
+        kept_card: int,
+        penalty_moves: list[tuple[int, int, int]],
+        state_rng: np.random.Generator,
+    ) -> State:
+        view, n, me = self.view, self.n, self.me
+        order = [self.seat(r) for r in range(n)]  # order[r] is relative seat r
+        relative = [(seat - me) % n for seat in range(n)]
+        state = State.__new__(State)
+        state.num_players = n
+        state.first_player = self.seat(view.first_player)
+        state.bluffs = view.bluffs
+        state.strict_bids = view.strict_bids
+        state.auction_order_placed = view.auction_order_placed
+        state.phase = view.phase
+        state.decision = view.decision
+        state.current_player = self.seat(view.current_player)
+        state.active_player = self.seat(view.active_player)
+        state.dice = list(view.dice)
+        state.hands = hands
+        state.draw_pile = draw_pile
+        state.auction_pile = auction_pile
+        state.common_area = list(view.common_area)
+        state.public_discard = list(view.public_discard)
+        state.private_discard = face_down_cards
+        state.discard = state.public_discard + [card for cards in face_down_cards for card in cards]
+        state.removed = removed
+        state.drawn_card = drawn_card
+        state.kept_card = kept_card
+        state.quota = list(view.quota)
+        church_owner = state.current_player if view.decision == Decision.CHURCH else NO_SEAT
+        if view.phase == Phase.AUCTION:
+            resume = Resume.AUCTIONING
+        else:
+            # The active player never takes from the common area, so a church card held by
+            # anyone else during the gifts was taken from it (RULES §3, §4).
+            resume = Resume.PLACING if church_owner in (NO_SEAT, state.active_player) else Resume.TAKING
+        taking = view.decision == Decision.TAKE or (church_owner != NO_SEAT and resume == Resume.TAKING)
+        state.taker = state.current_player if taking else NO_SEAT
+        state.church_card = view.church_card
+        state.church_owner = church_owner
+        state.church_resume = resume
+        state.auction_card = view.auction_card
+        state.high_bid = view.high_bid
+        state.high_bidder = self.seat(view.high_bidder)
+        state.passed = [view.passed[relative[seat]] for seat in range(n)]
+        state.excluded = [view.excluded[relative[seat]] for seat in range(n)]
+        state.payment = payment
+        state.payment_value = view.payment_value
+        public_hands: list[list[int]] = [[] for _ in range(n)]
+        public_hands[me] = list(view.own_public_cards)
+        for r in range(1, n):
+            public_hands[order[r]] = list(view.opponent_cards[r - 1])
+        state.public_hands = public_hands
+        state.auction_contributions = contributions
+        state.penalty_moves = penalty_moves
+        if view.public_at_last_loss:
+            state.public_at_last_loss = [tuple(view.public_at_last_loss[relative[seat]]) for seat in range(n)]
+        else:
+            state.public_at_last_loss = [()] * n
+        state._rng = state_rng
+        state._rng_state = None
+        state.chance = []
+        state.vp = []
+        state.winners = []
+        state.category_winners = []
+        state.init_derived()  # indicator rows and per-seat penalty records from the lists above
+        return state
+
+
+def unseen_cards(view: PlayerView) -> list[int]:
+    """The cards whose place ``view.seat`` does not know exactly, ascending (card counting)."""
+    return sorted(set(range(NUM_CARDS)) - _Sampler(view, random.Random(0)).known_cards())
+
+
+__all__ = ["GIFT_TURNS", "REMOVED_COUNT", "InconsistentViewError", "sample_game", "sample_state", "unseen_cards"]

@@ -1,0 +1,833 @@
+"""Play Biblios in the terminal against any mix of agents: ``python -m experiments.play``.
+
+    python -m experiments.play                                   # you against the value heuristic
+    python -m experiments.play --opponents value hoarder         # 3 players
+    python -m experiments.play --opponents random --players 4 --seat 2 --seed 7 --save-log game.json
+
+You see exactly what your seat may see (RULES §7): the table is drawn from your
+:class:`~biblios_env.engine.views.PlayerView`, and the other players' moves are told as the
+table would see them (a card kept or put on the auction pile stays face down). Every
+decision lists its choices, numbered, with their meaning; in an auction type the amount
+you bid (``+`` bids the minimum, ``p`` passes). ``h`` shows the commands, ``s`` asks the
+value heuristic for a suggestion, ``t`` shows the table again, ``q`` leaves the game. Bad
+input gets a message and the question again; closing the input (Ctrl-D) leaves the game.
+At the end the hands are revealed with the score table and its category winners, and the
+game can be saved as a replayable log (:func:`biblios_env.engine.log.load_log`).
+
+For tests and other front ends, :func:`main` and :class:`TerminalGame` take the input
+function and the rich ``Console`` to use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import secrets
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from rich.console import Console, Group, RenderableType
+from rich.panel import Panel
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+from biblios_env.actions import (
+    AUCTION,
+    BID_BASE,
+    CATEGORY_PAIRS,
+    CHURCH_DECLINE,
+    CHURCH_ONE_BASE,
+    CHURCH_TWO_BASE,
+    COMMON,
+    KEEP,
+    PASS,
+    PAY_BASE,
+    REFUSE,
+    TAKE_BASE,
+    describe,
+)
+from biblios_env.agent_interface import Agent, AgentObservation
+from biblios_env.cards import (
+    CARD_CATEGORY,
+    CARD_CHURCH,
+    CARD_LETTER,
+    CARD_VALUE,
+    CATEGORY_NAMES,
+    IS_CHURCH,
+    IS_GOLD,
+    LETTERS,
+    NUM_CATEGORIES,
+    ChurchEffect,
+    card_name,
+)
+from biblios_env.engine.game import PENALTIES, Game, check_seed
+from biblios_env.engine.log import save_log
+from biblios_env.engine.scoring import category_totals
+from biblios_env.engine.state import CHANCE_PENALTY, NO_CARD, NO_SEAT, Decision, Phase
+from biblios_env.engine.views import PlayerView, player_view
+from experiments.match import AgentSpecError, build_agent, parse_agent_spec
+from experiments.tournament import AGENT, derive_seed
+
+#: Colours of the categories (RULES §1: brown, blue, green, orange, red), gold and church cards.
+CATEGORY_STYLES: Final = ("orange4", "dodger_blue1", "green3", "dark_orange", "red1")
+GOLD_STYLE: Final = "bold gold1"
+CHURCH_STYLE: Final = "magenta"
+HUMAN: Final = "human"
+SUGGESTER: Final = "value"  # the agent behind the "s" (suggest) command
+
+InputFunction = Callable[[str], str]
+
+HELP: Final = """Commands at any question:
+  a number   the numbered choice (in an auction: the amount you bid)
+  p          pass (auction)          +   bid the minimum (auction)
+  r          refuse to pay           a   pay automatically, fewest coins (paying gold for a card)
+  s          suggest a move (the value heuristic)
+  t          show the table again    h   this help       q   leave the game
+When paying, several numbers at once pick several cards ("1 3")."""
+
+
+class LeaveGameError(Exception):
+    """The player typed ``q`` or closed the input: the game is abandoned."""
+
+
+# ----------------------------------------------------------------------------- card text
+def card_text(card: int) -> Text:
+    """A card's name in its colour: categories in their colours, gold yellow, church magenta."""
+    if IS_GOLD[card]:
+        style = GOLD_STYLE
+    elif IS_CHURCH[card]:
+        style = CHURCH_STYLE
+    else:
+        style = CATEGORY_STYLES[CARD_CATEGORY[card]]
+    return Text(card_name(card), style=style)
+
+
+def cards_text(cards: Sequence[int], empty: str = "-") -> Text:
+    """Cards in id order (category, then gold, then church), comma-separated."""
+    if not cards:
+        return Text(empty, style="dim")
+    return Text(", ").join(card_text(card) for card in sorted(cards))
+
+
+def category_text(category: int) -> Text:
+    return Text(CATEGORY_NAMES[category], style=CATEGORY_STYLES[category])
+
+
+def _total_text(cards: Sequence[int], category: int) -> str:
+    """``"9 (C)"``: the category total and the best tie-break letter, or ``"-"``."""
+    totals, letters = category_totals(list(cards))
+    if not totals[category]:
+        return "-"
+    return f"{totals[category]} ({LETTERS[letters[category]]})"
+
+
+# ----------------------------------------------------------------------------- choices
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One line of the menu: what to type, the action it plays and what it means."""
+
+    key: str
+    action: int
+    meaning: Text
+
+
+def _die_change(dice: Sequence[int], category: int, delta: int) -> Text:
+    text = category_text(category)
+    text.append(f" {dice[category]} → {dice[category] + delta}")
+    return text
+
+
+def menu(view: PlayerView, legal: Sequence[int]) -> list[Choice]:
+    """The numbered choices of a decision (bids are typed as amounts instead, see :func:`parse_answer`)."""
+    decision = view.decision
+    choices: list[Choice] = []
+    if decision == Decision.PLACE:
+        meanings = {
+            KEEP: "keep it: it joins your hand at the end of your turn",
+            AUCTION: "auction pile: face down, auctioned in phase 2",
+            COMMON: f"common area: face up, the others take from it ({view.quota[COMMON]} left)",
+        }
+        for action in legal:
+            choices.append(Choice(str(len(choices) + 1), action, Text(meanings[action])))
+    elif decision == Decision.TAKE:
+        for action in legal:
+            choices.append(Choice(str(len(choices) + 1), action, card_text(action - TAKE_BASE)))
+    elif decision == Decision.CHURCH:
+        delta = -1 if CARD_CHURCH[view.church_card] == ChurchEffect.TWO_DOWN else 1
+        for action in legal:
+            if action == CHURCH_DECLINE:
+                meaning = Text("decline: discard it without effect")
+            elif action < CHURCH_TWO_BASE:
+                category, direction = divmod(action - CHURCH_ONE_BASE, 2)
+                meaning = _die_change(view.dice, category, -1 if direction else 1)
+            else:
+                first, second = CATEGORY_PAIRS[action - CHURCH_TWO_BASE]
+                changes = [_die_change(view.dice, first, delta), _die_change(view.dice, second, delta)]
+                meaning = Text(" & ").join(changes)
+            choices.append(Choice(str(len(choices) + 1), action, meaning))
+    elif decision == Decision.PAY:
+        for action in legal:
+            if action != REFUSE:
+                choices.append(Choice(str(len(choices) + 1), action, card_text(action - PAY_BASE)))
+        if REFUSE in legal:
+            choices.append(Choice("r", REFUSE, Text("refuse to pay: take the penalty", style="bold red")))
+    return choices
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What the player's input means: actions to play in order, a command, or an error message."""
+
+    actions: tuple[int, ...] = ()
+    command: str = ""  # "help", "table", "suggest", "quit", "auto"
+    error: str = ""
+
+
+_COMMANDS: Final = {"h": "help", "?": "help", "help": "help", "t": "table", "table": "table", "s": "suggest",
+                    "suggest": "suggest", "hint": "suggest", "q": "quit", "quit": "quit", "exit": "quit"}  # fmt: skip
+
+
+def parse_answer(text: str, view: PlayerView, legal: Sequence[int], choices: Sequence[Choice]) -> Answer:
+    """Read one line of input for the current decision; never raises for bad input."""
+    text = text.strip().lower()
+    if not text:
+        if view.decision == Decision.BID:
+            return Answer(error="Please type a bid amount, + for the minimum, or p to pass (h for help).")
+        return Answer(error="Please type one of the choices (h for help).")
+    if text in _COMMANDS:
+        return Answer(command=_COMMANDS[text])
+    if view.decision == Decision.BID:
+        return _parse_bid(text, view, legal)
+    if view.decision == Decision.PAY and text in ("a", "auto"):
+        return Answer(command="auto")
+    by_key = {choice.key: choice.action for choice in choices}
+    words = text.replace(",", " ").split()
+    if len(words) > 1 and view.decision != Decision.PAY:
+        return Answer(error=f"Please type one choice, not {len(words)}.")
+    actions = []
+    for word in words:
+        if word in by_key:
+            actions.append(by_key[word])
+            continue
+        numbered = [choice.key for choice in choices if choice.key.isdigit()]
+        keys = {0: "", 1: "1", 2: "1 or 2"}.get(len(numbered), f"1 to {len(numbered)}")
+        extra = " or r" if "r" in by_key else ""
+        if word.lstrip("-").isdigit():
+            return Answer(error=f"There is no choice {word}: type {keys}{extra} (h for help).")
+        return Answer(error=f"{word!r} is not a choice: type {keys}{extra} (h for help).")
+    if len(set(actions)) != len(actions):
+        return Answer(error="Each card can be picked only once.")
+    return Answer(actions=tuple(actions))
+
+
+def _parse_bid(text: str, view: PlayerView, legal: Sequence[int]) -> Answer:
+    low = view.high_bid + 1
+    high = max((action - BID_BASE for action in legal if action != PASS), default=0)
+    if text in ("p", "pass", "0"):
+        return Answer(actions=(PASS,))
+    if text in ("+", "m", "min"):
+        text = str(low)
+    if text.startswith(("b", "bid")):
+        text = text.removeprefix("bid").removeprefix("b").strip()
+    if not text.isdigit():
+        return Answer(error=f"{text!r} is not a bid: type an amount from {low} to {high}, + for {low}, or p to pass.")
+    amount = int(text)
+    if amount < low:
+        if view.high_bid:
+            return Answer(error=f"The high bid is {view.high_bid}: bid at least {low}, or p to pass.")
+        return Answer(error="Bids start at 1 (or p to pass).")
+    if amount > high:
+        if high < low:
+            return Answer(error="You cannot bid any more on this card: p to pass.")
+        reason = "what you can pay (strict bids)" if view.strict_bids else "all the gold in the game"
+        return Answer(error=f"Bids go up to {high}, {reason}.")
+    return Answer(actions=(BID_BASE + amount,))
+
+
+def capacity(view: PlayerView) -> int:
+    """The most the viewer could pay for the card under auction: coins, or cards for a gold card."""
+    if IS_GOLD[view.auction_card]:
+        return len(view.hand)
+    return sum(CARD_VALUE[card] for card in view.hand if IS_GOLD[card])
+
+
+def auto_payment(view: PlayerView) -> list[int]:
+    """Gold cards from hand covering what is left of the bid with the fewest coins, then the
+    fewest cards (empty if the hand cannot cover it or the card under auction is gold)."""
+    if IS_GOLD[view.auction_card]:
+        return []
+    owed = view.high_bid - view.payment_value
+    golds = sorted((card for card in view.hand if IS_GOLD[card]), key=lambda card: CARD_VALUE[card])
+    by_value: dict[int, list[int]] = {}
+    for card in golds:
+        by_value.setdefault(CARD_VALUE[card], []).append(card)
+    best: tuple[int, int, tuple[int, ...]] | None = None
+    counts = [range(len(by_value.get(value, [])) + 1) for value in (1, 2, 3)]
+    for ones, twos, threes in itertools.product(*counts):
+        coins = ones + 2 * twos + 3 * threes
+        if coins >= owed:
+            key = (coins, ones + twos + threes, (ones, twos, threes))
+            best = key if best is None or key < best else best
+    if best is None or owed <= 0:
+        return []
+    ones, twos, threes = best[2]
+    return by_value.get(1, [])[:ones] + by_value.get(2, [])[:twos] + by_value.get(3, [])[:threes]
+
+
+# ----------------------------------------------------------------------------- the game
+class TerminalGame:
+    """One game in the terminal: the human's seat asks ``input_function``, the others their agents."""
+
+    def __init__(
+        self,
+        game: Game,
+        human_seat: int,
+        agents: dict[int, Agent],
+        labels: Sequence[str],
+        *,
+        console: Console,
+        input_function: InputFunction,
+        delay: float = 0.0,
+    ) -> None:
+        if game.auto_forced:
+            raise ValueError("TerminalGame narrates forced moves itself: build the Game with auto_forced=False")
+        self.game = game
+        self.state = game.state
+        self.human = human_seat
+        self.agents = agents
+        self.labels = list(labels)
+        self.console = console
+        self.input_function = input_function
+        self.delay = delay
+        self.gift_turn = 0
+        self.auction_number = 0
+        self.auctions_total = 0
+        self._suggester: Agent | None = None
+
+    # ------------------------------------------------------------------ names
+    def name(self, seat: int) -> str:
+        return "You" if seat == self.human else f"player_{seat} ({self.labels[seat]})"
+
+    def subject(self, seat: int, you: str, other: str) -> str:
+        """``"You keep"`` / ``"player_1 (value) keeps"``."""
+        return f"You {you}" if seat == self.human else f"{self.name(seat)} {other}"
+
+    def say(self, *parts: str | Text, style: str = "") -> None:
+        self.console.print(Text.assemble(*parts, style=style), highlight=False)
+
+    # ------------------------------------------------------------------ the loop
+    def play(self) -> None:
+        """Play to the end; raises :class:`LeaveGameError` when the player leaves."""
+        game, state = self.game, self.state
+        self._announce_turn()
+        while not game.is_over:
+            seat = state.current_player
+            legal = game.legal_actions()
+            if len(legal) == 1:
+                actions = [legal[0]]
+            elif seat == self.human:
+                actions = self._ask(legal)
+            else:
+                actions = [self._agent_action(seat, legal)]
+                if self.delay:
+                    time.sleep(self.delay)
+            for index, action in enumerate(actions):
+                if index and (state.decision != Decision.PAY or state.current_player != seat):
+                    break  # a multi-card payment completed early
+                if action not in game.legal_actions():
+                    break
+                self._apply(action, forced=len(game.legal_actions()) == 1)
+
+    def _agent_action(self, seat: int, legal: list[int]) -> int:
+        """The agent's choice; an agent that crashes or plays illegally ends the game with a message."""
+        try:
+            action = self.agents[seat].act(AgentObservation(player_view(self.state, seat), list(legal)))
+        except Exception as error:  # an agent bug must not lose the player's game without a word
+            raise LeaveGameError(f"{self.name(seat)} crashed: {type(error).__name__}: {error}") from error
+        if isinstance(action, bool) or not hasattr(action, "__index__") or int(action) not in legal:
+            raise LeaveGameError(f"{self.name(seat)} chose {action!r}, which is not a legal action")
+        return int(action)
+
+    def _apply(self, action: int, forced: bool) -> None:
+        """Apply one action and tell the table what it could see of it."""
+        state = self.state
+        seat, decision = state.current_player, state.decision
+        before_card = {"drawn": state.drawn_card, "auction": state.auction_card, "church": state.church_card}
+        before_phase, before_active = state.phase, state.active_player
+        high_bid, payment = state.high_bid, state.payment[:]
+        dice = state.dice[:]
+        moves, events = len(state.penalty_moves), len(state.chance)
+        self.game.apply(action)
+        note = " (forced)" if forced and seat == self.human else ""
+        if decision == Decision.PLACE:
+            self._tell_place(seat, before_card["drawn"], action, note)
+        elif decision == Decision.TAKE:
+            card = action - TAKE_BASE
+            self.say(self.subject(seat, "take ", "takes "), card_text(card), f" from the common area{note}")
+        elif decision == Decision.CHURCH:
+            self._tell_church(seat, before_card["church"], action, dice, note)
+        elif decision == Decision.BID:
+            words = ("pass", "passes") if action == PASS else (f"bid {action - BID_BASE}", f"bids {action - BID_BASE}")
+            self.say(self.subject(seat, words[0], words[1]) + note)
+        elif decision == Decision.PAY:
+            self._tell_pay(seat, before_card["auction"], action, high_bid, payment, moves, events, note)
+        if decision == Decision.BID and state.auction_card != before_card["auction"]:
+            self.say("Nobody bids: ", card_text(before_card["auction"]), " is discarded.", style="dim")
+        if before_phase == Phase.GIFT and state.phase != Phase.GIFT:
+            self.auctions_total = self.auction_number + len(state.auction_pile) + (state.auction_card != NO_CARD)
+            self.console.print(Rule(f"The draw pile is empty: {self.auctions_total} cards go to auction"))
+        if state.phase == Phase.GIFT and state.decision == Decision.PLACE and state.active_player != before_active:
+            self._announce_turn()
+        if state.phase == Phase.AUCTION and state.auction_card not in (NO_CARD, before_card["auction"]):
+            self.auction_number += 1
+            self.console.print(
+                Rule(
+                    Text.assemble(
+                        f"Auction {self.auction_number} of {self.auctions_total}: ",
+                        self.subject(state.active_player, "reveal ", "reveals "),
+                        card_text(state.auction_card),
+                    )
+                )
+            )
+
+    def _announce_turn(self) -> None:
+        state = self.state
+        if state.phase != Phase.GIFT:
+            return
+        self.gift_turn += 1
+        draws = state.num_players + 1
+        who = "your gift turn" if state.active_player == self.human else f"{self.name(state.active_player)} draws"
+        pile = len(state.draw_pile) + 1  # the first card is drawn already
+        self.console.print(Rule(f"Gift turn {self.gift_turn}: {who} ({draws} cards; draw pile {pile})"))
+
+    def _tell_place(self, seat: int, card: int, slot: int, note: str) -> None:
+        if seat == self.human:
+            where = {KEEP: "keep ", AUCTION: "put on the auction pile: ", COMMON: "put in the common area: "}[slot]
+            self.say("You ", where, card_text(card), note)
+        elif slot == COMMON:
+            self.say(self.name(seat), " puts ", card_text(card), " in the common area")
+        elif slot == KEEP and IS_CHURCH[card]:
+            self.say(self.name(seat), " keeps ", card_text(card))  # acquiring a church card is public (RULES §7)
+        elif slot == KEEP:
+            self.say(f"{self.name(seat)} keeps a card face down")
+        else:
+            self.say(f"{self.name(seat)} puts a card face down on the auction pile")
+
+    def _tell_church(self, seat: int, card: int, action: int, dice: list[int], note: str) -> None:
+        if action == CHURCH_DECLINE:
+            self.say(self.subject(seat, "decline ", "declines "), card_text(card), note)
+            return
+        changed = [category for category in range(NUM_CATEGORIES) if dice[category] != self.state.dice[category]]
+        changes = Text(", ").join(
+            Text.assemble(category_text(c), f" {dice[c]} → {self.state.dice[c]}") for c in changed
+        )
+        self.say(self.subject(seat, "resolve ", "resolves "), card_text(card), ": ", changes, note)
+
+    def _tell_pay(
+        self, seat: int, card: int, action: int, high_bid: int, payment: list[int], moves: int, events: int, note: str
+    ) -> None:
+        state = self.state
+        if action == REFUSE:
+            self._tell_penalty(seat, card, moves, events, note)
+            return
+        payment = [*payment, action - PAY_BASE]
+        if state.decision == Decision.PAY and state.current_player == seat:  # payment not complete yet
+            if seat == self.human:
+                picked = len(payment) if IS_GOLD[card] else sum(CARD_VALUE[c] for c in payment)
+                self.say("You pick ", card_text(action - PAY_BASE), f" ({picked} of {high_bid}){note}")
+            return
+        if IS_GOLD[card] and seat != self.human:
+            paid = Text(f"{len(payment)} card(s) face down")
+        else:
+            paid = cards_text(payment)
+            if not IS_GOLD[card]:
+                paid.append(f" ({sum(CARD_VALUE[c] for c in payment)} gold)")
+        self.say(self.subject(seat, "pay ", "pays "), paid, " and take " if seat == self.human else " and takes ",
+                 card_text(card), f" (bid {high_bid}){note}")  # fmt: skip
+
+    def _tell_penalty(self, seat: int, card: int, moves: int, events: int, note: str) -> None:
+        state = self.state
+        if note and seat == self.human:
+            self.say("You cannot pay: penalty", style="bold red")
+        else:
+            self.say(self.subject(seat, "refuse to pay", "refuses to pay") + ": penalty", style="bold red")
+        if state.bluffs:
+            lost = [cards for kind, cards in state.chance[events:] if kind == CHANCE_PENALTY]
+            if lost and lost[0]:
+                if seat == self.human:
+                    self.say("  Your ", card_text(lost[0][0]), " is discarded face down")
+                else:
+                    self.say(f"  A random card of {self.name(seat)} is discarded face down")
+        for _giver, receiver, moved in state.penalty_moves[moves:]:
+            if receiver == self.human:
+                self.say("  You take ", card_text(moved), f" at random from {self.name(seat)}")
+            elif seat == self.human:
+                self.say(f"  {self.name(receiver)} takes your ", card_text(moved))
+            else:
+                self.say(f"  {self.name(receiver)} takes a random card from {self.name(seat)}")
+        if state.auction_card == card:
+            self.say("  ", card_text(card), f" is auctioned again without {self.name(seat).split(' (')[0]}")
+        else:
+            self.say("  Every bidder has defaulted: ", card_text(card), " is discarded", style="dim")
+
+    # ------------------------------------------------------------------ asking
+    def _ask(self, legal: list[int]) -> list[int]:
+        """Show the table and the choices; read input until it names legal actions."""
+        view = player_view(self.state, self.human)
+        choices = menu(view, legal)
+        self.console.print(self.table(view))
+        self.console.print(self._choices_panel(view, legal, choices))
+        prompt = self._prompt(view, legal, choices)
+        while True:
+            try:
+                text = self.input_function(prompt)
+            except EOFError:
+                raise LeaveGameError("input closed") from None
+            answer = parse_answer(text, view, legal, choices)
+            if answer.error:
+                self.say(answer.error, style="yellow")
+                continue
+            if answer.command == "help":
+                self.console.print(HELP, highlight=False, markup=False)
+                continue
+            if answer.command == "table":
+                self.console.print(self.table(view))
+                self.console.print(self._choices_panel(view, legal, choices))
+                continue
+            if answer.command == "suggest":
+                action = self._suggest(view, legal)
+                self.say("The value heuristic would play: ", self._action_text(action, choices), style="cyan")
+                continue
+            if answer.command == "quit":
+                if self._confirm("Leave the game? [y/N] "):
+                    raise LeaveGameError("the player left")
+                continue
+            if answer.command == "auto":
+                cards = auto_payment(view)
+                if not cards:
+                    self.say("Cannot pay automatically here: pick the cards, or r to refuse.", style="yellow")
+                    continue
+                return [PAY_BASE + card for card in cards]
+            if view.decision == Decision.BID and answer.actions[0] != PASS:
+                amount = answer.actions[0] - BID_BASE
+                can_pay = capacity(view)
+                unit = "card(s) in hand" if IS_GOLD[view.auction_card] else "gold"
+                if amount > can_pay and not self._confirm(
+                    f"You have only {can_pay} {unit}: if you win you cannot pay and take the penalty. "
+                    f"Bid {amount} anyway? [y/N] "
+                ):
+                    continue
+            return list(answer.actions)
+
+    def _confirm(self, prompt: str) -> bool:
+        try:
+            return self.input_function(prompt).strip().lower() in ("y", "yes")
+        except EOFError:
+            raise LeaveGameError("input closed") from None
+
+    def _suggest(self, view: PlayerView, legal: list[int]) -> int:
+        if self._suggester is None:
+            self._suggester = build_agent(parse_agent_spec(SUGGESTER))
+            self._suggester.start_game(self.human, self.state.num_players, seed=0)
+        return int(self._suggester.act(AgentObservation(view, list(legal))))
+
+    @staticmethod
+    def _action_text(action: int, choices: Sequence[Choice]) -> Text:
+        for choice in choices:
+            if choice.action == action:
+                return Text.assemble(f"{choice.key}: ", choice.meaning)
+        if action == PASS:
+            return Text("p (pass)")
+        if BID_BASE < action < PAY_BASE:
+            return Text(f"bid {action - BID_BASE}")
+        return Text(describe(action))
+
+    def _prompt(self, view: PlayerView, legal: list[int], choices: Sequence[Choice]) -> str:
+        if view.decision == Decision.BID:
+            low = view.high_bid + 1
+            return f"Your bid ({low}-{max(a - BID_BASE for a in legal if a != PASS)}, + for {low}, p to pass): "
+        numbers = [choice.key for choice in choices if choice.key.isdigit()]
+        extra = ", r to refuse" if any(choice.key == "r" for choice in choices) else ""
+        if view.decision == Decision.PAY:
+            extra += "" if IS_GOLD[view.auction_card] else ", a to pay automatically"
+        span = f"1-{numbers[-1]}" if len(numbers) > 1 else (numbers[0] if numbers else "")
+        return f"Your choice ({span}{extra}): " if span else f"Your choice ({extra.lstrip(', ')}): "
+
+    def _choices_panel(self, view: PlayerView, legal: list[int], choices: Sequence[Choice]) -> Panel:
+        decision = view.decision
+        if decision == Decision.PLACE:
+            title = Text.assemble("Where does ", card_text(view.drawn_card), " go?")
+        elif decision == Decision.TAKE:
+            title = Text("Take one card from the common area")
+        elif decision == Decision.CHURCH:
+            title = Text.assemble("Resolve ", card_text(view.church_card))
+        else:
+            title = Text.assemble("Bid on " if decision == Decision.BID else "Pay for ", card_text(view.auction_card))
+        lines: list[RenderableType] = []
+        if view.decision == Decision.BID:
+            unit = "cards from your hand (any kind)" if IS_GOLD[view.auction_card] else "gold"
+            low = view.high_bid + 1
+            lines.append(Text(f"A bid is paid in {unit}; you can pay {capacity(view)}."))
+            high = max(action - BID_BASE for action in legal if action != PASS)
+            lines.append(Text(f"   p  pass (you may not bid on this card again)\n   +  bid {low}\n"
+                              f"   N  bid N, any amount from {low} to {high}"))  # fmt: skip
+        else:
+            if view.decision == Decision.PAY:
+                owed = (
+                    f"{view.payment_count} of {view.high_bid} cards picked"
+                    if IS_GOLD[view.auction_card]
+                    else f"{view.payment_value} of {view.high_bid} gold picked"
+                )
+                lines.append(Text(f"Your bid: {view.high_bid}; {owed}. No change is given."))
+            for choice in choices:
+                lines.append(Text.assemble(f"  {choice.key:>2}  ", choice.meaning))
+        return Panel(Group(*lines), title=title, title_align="left")
+
+    # ------------------------------------------------------------------ the table
+    def table(self, view: PlayerView) -> RenderableType:
+        """The table as the human sees it: dice, categories, hand, common area, auction."""
+        n = view.num_players
+        seat_of = [(view.seat + relative) % n for relative in range(n)]
+        phase = ("Gifts", "Auctions", "Game over")[view.phase]
+        header = Text.assemble(
+            (f"Biblios · {n} players · {phase}", "bold"),
+            f" · draw pile {view.draw_pile_size} · auction pile {view.auction_pile_size}",
+        )
+        players = Text("  │  ").join(
+            Text(
+                f"{self.name(seat_of[r])}: {view.hand_sizes[r]} cards"
+                + (" · first player" if r == view.first_player else ""),
+                style="bold" if r == view.current_player else "",
+            )
+            for r in range(n)
+        )
+        grid = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+        grid.add_column("Category")
+        grid.add_column("Die", justify="center")
+        grid.add_column("Your cards")
+        grid.add_column("You", justify="right")
+        for r in range(1, n):
+            grid.add_column(f"player_{seat_of[r]} seen", justify="right")
+        for category in range(NUM_CATEGORIES):
+            own = [card for card in view.hand if CARD_CATEGORY[card] == category]
+            row: list[RenderableType] = [
+                category_text(category),
+                Text(str(view.dice[category]), style="bold"),
+                cards_text(own),
+                _total_text(view.hand, category),
+            ]
+            row += [_total_text(view.opponent_cards[r - 1], category) for r in range(1, n)]
+            grid.add_row(*row)
+        golds = [card for card in view.hand if IS_GOLD[card]]
+        gold_row: list[RenderableType] = [Text("Gold", style=GOLD_STYLE), "", cards_text(golds),
+                                          str(sum(CARD_VALUE[c] for c in golds))]  # fmt: skip
+        gold_row += [str(sum(CARD_VALUE[c] for c in view.opponent_cards[r - 1] if IS_GOLD[c])) for r in range(1, n)]
+        grid.add_row(*gold_row)
+        parts: list[RenderableType] = [header, players, grid]
+        parts.append(Text.assemble("Common area: ", cards_text(view.common_area, "empty")))
+        if view.phase == Phase.GIFT:
+            active = seat_of[view.active_player]
+            quota = "/".join(map(str, view.quota))
+            parts.append(Text(f"{self.name(active)} {'are' if active == self.human else 'is'} the active player; "
+                              f"placements left keep/auction/common: {quota}"))  # fmt: skip
+            if view.kept_card != NO_CARD:
+                parts.append(Text.assemble("Kept this turn: ", card_text(view.kept_card)))
+            if view.own_auction_cards:
+                parts.append(Text.assemble("Your cards on the auction pile: ", cards_text(view.own_auction_cards)))
+            if view.drawn_card != NO_CARD:
+                parts.append(Text.assemble(("You drew: ", "bold"), card_text(view.drawn_card)))
+        if view.auction_card != NO_CARD:
+            bidder = "no bid yet"
+            if view.high_bidder != NO_SEAT:
+                bidder = f"high bid {view.high_bid} by {self.name(seat_of[view.high_bidder])}"
+            passed = [self.name(seat_of[r]) for r, flag in enumerate(view.passed) if flag and not view.excluded[r]]
+            excluded = [self.name(seat_of[r]) for r, flag in enumerate(view.excluded) if flag]
+            line = Text.assemble(("Auction: ", "bold"), card_text(view.auction_card), f" · {bidder}")
+            if passed:
+                line.append(f" · passed: {', '.join(passed)}")
+            if excluded:
+                line.append(f" · defaulted: {', '.join(excluded)}")
+            parts.append(line)
+            if view.own_auction_cards:
+                parts.append(Text.assemble("Your cards still in the auction pile: ",
+                                           cards_text(view.own_auction_cards)))  # fmt: skip
+            if view.decision == Decision.PAY and view.payment_cards:
+                parts.append(Text.assemble("Payment so far: ", cards_text(view.payment_cards)))
+        if view.church_card != NO_CARD:
+            parts.append(Text.assemble(("Church card: ", "bold"), card_text(view.church_card)))
+        return Panel(Group(*parts), border_style="blue")
+
+    # ------------------------------------------------------------------ the end
+    def score_table(self) -> RenderableType:
+        """Hands revealed, category totals (the winner's in bold with a star), VP and gold."""
+        state = self.state
+        n = state.num_players
+        table = Table(title="Final score", header_style="bold")
+        table.add_column("Player")
+        for category in range(NUM_CATEGORIES):
+            table.add_column(Text.assemble(category_text(category), f"\ndie {state.dice[category]}"), justify="right")
+        table.add_column("VP", justify="right")
+        table.add_column("Gold", justify="right")
+        table.add_column("")
+        for seat in range(n):
+            totals, letters = category_totals(state.hands[seat])
+            row: list[RenderableType] = [self.name(seat)]
+            for category in range(NUM_CATEGORIES):
+                if not totals[category]:
+                    row.append(Text("-", style="dim"))
+                    continue
+                cell = f"{totals[category]} ({LETTERS[letters[category]]})"
+                won = state.category_winners[category] == seat
+                row.append(Text(f"★ {cell}" if won else cell, style="bold" if won else ""))
+            gold = sum(CARD_VALUE[card] for card in state.hands[seat] if IS_GOLD[card])
+            row += [Text(str(state.vp[seat]), style="bold"), str(gold)]
+            row.append(Text("winner", style="bold green") if seat in state.winners else "")
+            table.add_row(*row)
+        lines: list[RenderableType] = [table, Text("★ won the category: its die in VP (RULES §6)", style="dim")]
+        for category in range(NUM_CATEGORIES):
+            winner = state.category_winners[category]
+            who = "nobody" if winner == NO_SEAT else self.name(winner)
+            lines.append(Text.assemble(category_text(category), f" (die {state.dice[category]}): {who}"))
+        lines.append(Text("Hands:", style="bold"))
+        for seat in range(n):
+            cards = sorted(state.hands[seat], key=lambda c: (CARD_CATEGORY[c] < 0, CARD_CATEGORY[c], CARD_LETTER[c], c))
+            lines.append(Text.assemble(f"  {self.name(seat)}: ", cards_text(cards, "no cards")))
+        winners = state.winners
+        if len(winners) == 1:
+            verdict = "You win!" if winners[0] == self.human else f"{self.name(winners[0])} wins."
+        else:
+            verdict = "Shared win: " + ", ".join(self.name(seat) for seat in winners) + "."
+        lines.append(Text(verdict, style="bold green" if self.human in winners else "bold"))
+        return Group(*lines)
+
+
+# ----------------------------------------------------------------------------- command line
+def _seed(text: str) -> int:
+    try:
+        return check_seed(int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer seed, got {text!r}") from None
+
+
+def _delay(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 60:
+        raise argparse.ArgumentTypeError(f"expected seconds from 0 to 60, got {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m experiments.play",
+        description="Play Biblios in the terminal against agents.",
+        epilog="Agent specs as in the tournament: NAME or NAME:key=value,... (e.g. value:aggression=1.2).",
+    )
+    parser.add_argument("--opponents", nargs="+", metavar="SPEC", default=["value"],
+                        help="the other players' agents, filling the other seats in order (default value)")  # fmt: skip
+    parser.add_argument("--players", type=int, choices=(2, 3, 4),
+                        help="players (default: you + the opponents; opponents repeat to fill the seats)")  # fmt: skip
+    parser.add_argument("--seat", type=int, default=0, help="your seat, 0 starts (default 0)")
+    parser.add_argument("--seed", type=_seed, help="the deal's seed (default: random, shown at the start)")
+    parser.add_argument("--penalty", choices=PENALTIES, default="standard", help="penalty rule (RULES §5)")
+    parser.add_argument("--strict-bids", action="store_true", help="only allow bids you can pay")
+    parser.add_argument("--save-log", type=Path, metavar="PATH", help="save the game as a replayable log")
+    parser.add_argument("--delay", type=_delay, default=0.0, help="seconds to pause after each opponent move")
+    parser.add_argument("--no-color", action="store_true", help="plain text without colours")
+    return parser
+
+
+def _default_input(console: Console) -> InputFunction:
+    return lambda prompt: console.input(Text(prompt, style="bold cyan"))  # type: ignore[arg-type]
+
+
+def _save(game: Game, path: Path, console: Console, metadata: dict) -> bool:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        save_log(game, path, **metadata)
+    except OSError as error:
+        console.print(Text(f"Could not save the game log to {path}: {error}", style="red"))
+        return False
+    console.print(Text(f"Game log saved to {path} (replay: biblios_env.engine.log.load_log)."))
+    return True
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    input_function: InputFunction | None = None,
+    console: Console | None = None,
+) -> int:
+    """Run the terminal game; returns 0 after a finished game, 1 when the player left, 2 for bad arguments."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if console is None:
+        console = Console(no_color=args.no_color, highlight=False)
+    read = input_function or _default_input(console)
+    specs_text = list(args.opponents)
+    players = args.players or len(specs_text) + 1
+    if players not in (2, 3, 4):
+        parser.error(f"a game has 2 to 4 players: {len(specs_text)} opponents and you make {players}")
+    if len(specs_text) > players - 1:
+        parser.error(f"{len(specs_text)} opponents do not fit a {players}-player game")
+    if not 0 <= args.seat < players:
+        parser.error(f"--seat must be a seat of the {players}-player game: 0..{players - 1}, got {args.seat}")
+    seed = args.seed if args.seed is not None else secrets.randbits(32)
+    opponent_seats = [seat for seat in range(players) if seat != args.seat]
+    agents: dict[int, Agent] = {}
+    labels = [HUMAN] * players
+    agent_seeds: list[int | None] = [None] * players
+    try:
+        for seat, text in zip(opponent_seats, itertools.cycle(specs_text)):
+            spec = parse_agent_spec(text)
+            agents[seat] = build_agent(spec)
+            labels[seat] = spec.label
+            agent_seeds[seat] = derive_seed(seed, AGENT, seat)
+    except AgentSpecError as error:
+        parser.error(str(error))
+    game = Game(players, seed=seed, penalty=args.penalty, strict_bids=args.strict_bids, auto_forced=False)
+    for seat, agent in agents.items():
+        agent.start_game(seat, players, seed=agent_seeds[seat])
+    session = TerminalGame(game, args.seat, agents, labels, console=console, input_function=read, delay=args.delay)
+    console.print(
+        Panel(
+            Text(
+                f"Biblios, {players} players. You are player_{args.seat}"
+                + (" and start." if args.seat == game.config["first_player"] else ".")
+                + f" Opponents: {', '.join(session.name(seat) for seat in opponent_seats)}.\n"
+                f"Seed {seed} (replay this deal with --seed {seed}). Type h at any question for help."
+            ),
+            title="Welcome",
+        )
+    )
+    metadata = {"agents": labels, "agent_seeds": agent_seeds, "human_seat": args.seat, "program": "experiments.play"}
+    try:
+        session.play()
+    except (LeaveGameError, KeyboardInterrupt) as reason:
+        console.print(Text(f"\nGame abandoned ({reason or 'interrupted'}).", style="bold"))
+        if args.save_log:
+            _save(game, args.save_log, console, metadata)
+        return 1
+    console.print(session.score_table())
+    if args.save_log:
+        _save(game, args.save_log, console, metadata)
+        return 0
+    while True:
+        try:
+            answer = read("Save the game log? Type a file name, or press Enter to skip: ").strip()
+        except (EOFError, KeyboardInterrupt):
+            break
+        if not answer or _save(game, Path(answer).expanduser(), console, metadata):
+            break
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
