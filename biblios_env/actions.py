@@ -21,9 +21,9 @@ ids             meaning
 from __future__ import annotations
 
 from itertools import combinations
+from typing import Final
 
 import numpy as np
-from typing import Final
 
 from biblios_env.cards import CATEGORY_NAMES, NUM_CATEGORIES, TOTAL_GOLD, card_name, check_card
 

@@ -44,7 +44,12 @@ PIECES: Final[tuple[Piece, ...]] = (
     Piece("church_card", NUM_CARDS, "the church card being resolved"),
     Piece("payment_cards", NUM_CARDS, "payment cards picked so far that the observer can see"),
     Piece("known_discard", NUM_CARDS, "discarded cards the observer knows: public ones and own face-down ones"),
-    Piece("opponent_cards", NUM_OPPONENT_SLOTS * NUM_CARDS, "per opponent (relative seats 1..3, 87 each): cards publicly seen entering their hand and not publicly seen leaving it"),
+    Piece(
+        "opponent_cards",
+        NUM_OPPONENT_SLOTS * NUM_CARDS,
+        "per opponent (relative seats 1..3, 87 each): cards publicly seen entering their hand and not publicly "
+        "seen leaving it",
+    ),
     # One-hot and flag pieces.
     Piece("num_players", 3, "one-hot: 2, 3 or 4 players"),
     Piece("phase", len(Phase), "one-hot: gift, auction, end"),
@@ -88,7 +93,10 @@ _SCALARS: Final = _O["dice_value"]  # every piece before this one holds only 0s 
 _CARD_BLOCK_END: Final = _O["num_players"]  # the card-set rows end where the flags begin
 _ZERO_FLAGS: Final = bytes(_SCALARS - _CARD_BLOCK_END)
 #: ``_CARD_ROW[card]``: the one-hot row of a single card; ``_CARD_ROW[NO_CARD]`` (index -1) is all zeros.
-_CARD_ROW: Final = (*(bytes(card) + b"\x01" + bytes(NUM_CARDS - card - 1) for card in range(NUM_CARDS)), bytes(NUM_CARDS))
+_CARD_ROW: Final = (
+    *(bytes(card) + b"\x01" + bytes(NUM_CARDS - card - 1) for card in range(NUM_CARDS)),
+    bytes(NUM_CARDS),
+)
 _OPPONENT_PADDING: Final = {n: bytes(NUM_CARDS * (MAX_PLAYERS - n)) for n in (2, 3, 4)}
 
 

@@ -108,7 +108,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         )
         self.observation_spaces = {agent: observation_space for agent in self.possible_agents}
         self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
-        self.state_space = spaces.Box(0.0, np.concatenate([_observation_high(), np.ones(STATE_SIZE - OBSERVATION_SIZE, np.float32)]), (STATE_SIZE,), np.float32)
+        state_high = np.concatenate([_observation_high(), np.ones(STATE_SIZE - OBSERVATION_SIZE, np.float32)])
+        self.state_space = spaces.Box(0.0, state_high, (STATE_SIZE,), np.float32)
         self._seed_source = np.random.default_rng()
         self.game: Game | None = None
 
@@ -212,7 +213,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         out = np.zeros(STATE_SIZE, dtype=np.float32)
         encode(player_view(state, 0), out[:OBSERVATION_SIZE])
         base = OBSERVATION_SIZE
-        for cards in (*state.hands, *([[]] * (MAX_PLAYERS - state.num_players)), state.draw_pile, state.auction_pile, state.removed):
+        padding = [[]] * (MAX_PLAYERS - state.num_players)
+        for cards in (*state.hands, *padding, state.draw_pile, state.auction_pile, state.removed):
             out[[base + card for card in cards]] = 1.0
             base += NUM_CARDS
         return out
