@@ -43,9 +43,9 @@ from biblios_env.cards import (
     NUM_CATEGORIES,
     ChurchEffect,
 )
+from biblios_env.engine.scoring import NO_LETTER, category_totals
 from biblios_env.engine.views import PlayerView
 
-NO_LETTER = 99  # ranks below every real letter
 #: Mean card value per category (Monks and Pigments total 25 over 9 cards, the others 11).
 MEAN_CARD_VALUE = tuple(sum(CARD_VALUE[card] for card in CATEGORY_IDS[9 * c : 9 * c + 9]) / 9 for c in range(5))
 _CATEGORIES = range(NUM_CATEGORIES)
@@ -162,7 +162,7 @@ class Assessment:
         if view.kept_card >= 0:
             hand.append(view.kept_card)
         self.hand = hand
-        self.totals, self.letters = _totals(hand)
+        self.totals, self.letters = category_totals(hand)
         self.gold = sum(CARD_VALUE[card] for card in hand if IS_GOLD[card])
 
         seen = set(hand)
@@ -201,7 +201,7 @@ class Assessment:
         self.opponent_totals: list[list[float]] = []
         self.opponent_letters: list[list[int]] = []
         for o, known in enumerate(self.opponent_known):
-            totals, letters = _totals(known)
+            totals, letters = category_totals(known)
             slots = self.hidden_slots[o]
             self.opponent_totals.append([totals[c] + slots * per_unseen[c] for c in _CATEGORIES])
             self.opponent_letters.append(letters)
@@ -308,17 +308,6 @@ class Assessment:
                 best_action, best_value = action, value
         return best_action, best_value
 
-
-def _totals(cards: Iterable[int]) -> tuple[list[int], list[int]]:
-    totals = [0] * NUM_CATEGORIES
-    letters = [NO_LETTER] * NUM_CATEGORIES
-    for card in cards:
-        category = CARD_CATEGORY[card]
-        if category >= 0:
-            totals[category] += CARD_VALUE[card]
-            if CARD_LETTER[card] < letters[category]:
-                letters[category] = CARD_LETTER[card]
-    return totals, letters
 
 
 __all__ = [

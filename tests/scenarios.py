@@ -297,3 +297,16 @@ __all__ = [
     "random_playout",
     "run",
 ]
+
+
+def two_player_split_deck(hand_0: list[int], hand_1: list[int], auctioned: list[int]) -> list[int]:
+    """A 2-player draw pile (top first) such that always playing the lowest legal action
+    (KEEP, then AUCTION, then COMMON; the other player takes it; everybody passes every
+    auction) ends with ``hand_0`` in seat 0's hand, ``hand_1`` in seat 1's, and
+    ``auctioned`` put on the auction pile in that order and discarded unsold."""
+    first, second = iter(hand_0), iter(hand_1)
+    deck: list[int] = []
+    for turn, card in enumerate(auctioned):
+        keeper, taker = (first, second) if turn % 2 == 0 else (second, first)
+        deck += [next(keeper), card, next(taker)]
+    return deck

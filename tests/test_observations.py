@@ -12,6 +12,7 @@ import re
 
 import numpy as np
 import pytest
+from scenarios import two_player_split_deck
 
 from biblios_env import Game, actions, raw_env
 from biblios_env.cards import CARD_VALUE, IS_GOLD, NUM_CARDS, NUM_CATEGORIES
@@ -54,19 +55,6 @@ def cards_of(vector: np.ndarray) -> list[int]:
 def opponent_slot(pieces: dict[str, np.ndarray], relative: int) -> np.ndarray:
     """The 87-wide block of ``opponent_cards`` for relative seat ``relative`` (1..3)."""
     return pieces["opponent_cards"][(relative - 1) * NUM_CARDS : relative * NUM_CARDS]
-
-
-def two_player_split_deck(hand_0: list[int], hand_1: list[int], auctioned: list[int]) -> list[int]:
-    """A 2-player draw pile (top first) such that always playing the lowest legal action
-    (KEEP, then AUCTION, then COMMON; the other player takes it) ends the gift phase with
-    ``hand_0`` in seat 0's hand, ``hand_1`` in seat 1's and ``auctioned`` on the auction
-    pile in that order."""
-    first, second = iter(hand_0), iter(hand_1)
-    deck: list[int] = []
-    for turn, card in enumerate(auctioned):
-        keeper, taker = (first, second) if turn % 2 == 0 else (second, first)
-        deck += [next(keeper), card, next(taker)]
-    return deck
 
 
 # Seat 0: Monks A-I, Holy Books A-I, two Gold 3. Seat 1: Pigments A-I, nine Gold 1, two Gold 2.

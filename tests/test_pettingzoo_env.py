@@ -19,6 +19,7 @@ import pytest
 from gymnasium import spaces
 from pettingzoo.test import api_test, render_test, seed_test
 from pettingzoo.utils import BaseWrapper
+from scenarios import two_player_split_deck
 
 import biblios_env
 from biblios_env import IllegalActionError, raw_env
@@ -70,19 +71,6 @@ def lowest_legal_game(env: Any, options: dict[str, Any] | None = None, seed: int
         else:
             env.step(int(np.flatnonzero(observation["action_mask"])[0]))
     return rewards
-
-
-def two_player_split_deck(hand_0: list[int], hand_1: list[int], auctioned: list[int]) -> list[int]:
-    """A 2-player draw pile (top first) such that always playing the lowest legal action
-    (KEEP, then AUCTION, then COMMON; the other player takes it; everybody passes every
-    auction) ends with ``hand_0`` in seat 0's hand, ``hand_1`` in seat 1's, and
-    ``auctioned`` put on the auction pile in that order and discarded unsold."""
-    first, second = iter(hand_0), iter(hand_1)
-    deck: list[int] = []
-    for turn, card in enumerate(auctioned):
-        keeper, taker = (first, second) if turn % 2 == 0 else (second, first)
-        deck += [next(keeper), card, next(taker)]
-    return deck
 
 
 # Seat 0: Monks A-I (25), Holy Books A-I (11), two Gold 3. Seat 1: Pigments A-I (25), nine

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from biblios_env.cards import CARD_CATEGORY, CARD_LETTER, CARD_VALUE, IS_GOLD, NUM_CATEGORIES
 
 NO_WINNER = -1
-_NO_LETTER = 99  # ranks below every real letter
+NO_LETTER = 99  # ranks below every real letter
 
 
-def category_totals(hand: list[int]) -> tuple[list[int], list[int]]:
-    """Per category: the sum of card values and the earliest letter held (``_NO_LETTER`` if none)."""
+def category_totals(hand: Iterable[int]) -> tuple[list[int], list[int]]:
+    """Per category: the sum of card values and the earliest letter held (``NO_LETTER`` if none)."""
     totals = [0] * NUM_CATEGORIES
-    letters = [_NO_LETTER] * NUM_CATEGORIES
+    letters = [NO_LETTER] * NUM_CATEGORIES
     for card in hand:
         category = CARD_CATEGORY[card]
         if category >= 0:
