@@ -132,7 +132,6 @@ def test_registry_names_and_protocol():
 
 
 def test_ismcts_is_registered_and_imported_lazily():
-    pytest.importorskip("agents.ismcts")
     assert make_agent("ismcts").name == "ismcts"
     with pytest.raises(ValueError, match=r"unknown parameter.*'colour'"):
         make_agent("ismcts", colour="red")

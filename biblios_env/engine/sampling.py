@@ -68,10 +68,7 @@ def sample_state(view: PlayerView, rng: np.random.Generator | random.Random) -> 
     and an ``rng`` in the same state give the same sample; the sample gets its own fresh
     ``numpy`` generator (drawn from ``rng``) for the chance events still to come.
     """
-    if isinstance(rng, np.random.Generator):
-        shuffle_rng = random.Random(int(rng.integers(1 << 63)))
-    else:
-        shuffle_rng = rng
+    shuffle_rng = random.Random(int(rng.integers(1 << 63))) if isinstance(rng, np.random.Generator) else rng
     return _Sampler(view, shuffle_rng).build(np.random.default_rng(shuffle_rng.getrandbits(63)))
 
 
@@ -378,10 +375,10 @@ class _Sampler:
                         pile[index] = next(it)
                         contributions[(first + turn) % n].append(pile[index])
                 contributions[me] = own[:]
-                for seat in range(n):
-                    if seat != me:
-                        # Keep each seat's own cards in placement order, like the engine does.
-                        if view.phase != Phase.GIFT:
+                if view.phase != Phase.GIFT:
+                    # Keep each seat's cards in placement order, like the engine does.
+                    for seat in range(n):
+                        if seat != me:
                             contributions[seat].reverse()
                 return pile, contributions
         # Shuffled (or an unexpected layout): own cards at random places, owners of the rest drawn
@@ -390,9 +387,11 @@ class _Sampler:
         rng.shuffle(pile)
         labels = [(first + turn) % n for turn in range(GIFT_TURNS[n])]
         labels = [seat for seat in labels if seat != me]
-        owners = rng.sample(labels, len(others)) if len(others) <= len(labels) else [
-            labels[rng.randrange(len(labels))] for _ in others
-        ]
+        owners = (
+            rng.sample(labels, len(others))
+            if len(others) <= len(labels)
+            else [labels[rng.randrange(len(labels))] for _ in others]
+        )
         for card, seat in zip(others, owners, strict=True):
             contributions[seat].append(card)
         contributions[me] = own[:]

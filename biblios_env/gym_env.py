@@ -1,0 +1,366 @@
+"""Biblios for one learning seat as a Gymnasium environment (``biblios_gym_v0``), for SB3 / sb3-contrib.
+
+| | |
+|---|---|
+| Import | `from biblios_env.gym_env import BibliosGymEnv`; `gymnasium.make("biblios/BibliosGym-v0")` |
+| Learner | one seat, fixed (`learner_seat=s`) or drawn per episode (`learner_seat=None`) |
+| Opponents | the other seats, played by objects implementing the `Agent` protocol |
+| Action space | `Discrete(266)` (`biblios_env.actions`); legal ones from `action_masks()` |
+| Observation | `Box(0, ·, (1134,), float32)`: the learner's seat's observation (`biblios_env.observations`) |
+| Rewards | terminal only; the learner's own seat's PettingZoo reward, `"win"` (default) or `"vp"` |
+
+**Episodes.** ``reset`` draws the player count (``num_players`` may be a tuple of counts),
+the learner's seat, the opponents and a game seed from the env's seeded generator, then
+lets the opponents play until the learner must decide. ``step(action)`` applies the
+learner's action and again lets the opponents play until the learner's next decision or
+the end of the game. Every observation and mask is the learner's seat's — opponents'
+information never reaches the learner (RULES §7).
+
+**Rewards.** The reward is the learner's *own* seat's reward as the PettingZoo environment
+computes it (:meth:`raw_env.rewards_of`), whatever seat it sits in; training on another
+seat's reward is a known self-play bug that ``tests/test_gym_env.py`` guards against.
+Terminal ``info`` carries ``vp``, ``winners``, ``learner_seat``, ``is_success`` (the learner
+is among the winners; SB3 logs it as ``rollout/success_rate``) and ``opponents`` (names).
+
+**Action masks.** :meth:`BibliosGymEnv.action_masks` returns the legal actions of the
+current learner decision (boolean, length 266), exactly the PettingZoo mask: sb3-contrib's
+``MaskablePPO`` finds it by name, through any VecEnv. After the end of the game it is all
+False. The mask is also in ``info["action_mask"]`` of every ``reset`` and ``step``.
+
+**Illegal actions.** By default an illegal action raises
+:class:`~biblios_env.engine.IllegalActionError` naming it (a policy that drops its masks
+fails loudly). Gymnasium's and SB3's environment checkers step *unmasked* random
+actions; build the env with ``illegal_action="forfeit"`` for them: an illegal action then
+ends the episode with reward ``forfeit_reward`` and ``info["forfeit"] = True``.
+
+**Opponents.** ``opponents`` is one of: ``None`` (uniformly random legal moves); a sequence
+of agents, one per other seat in seat order after the learner (the learner's left
+neighbour first); a single agent (2 players only); or a callable
+``(num_players, rng) -> sequence of agents`` called at every reset, e.g. an
+:class:`OpponentPool` that samples each opponent from weighted factories. Agents follow
+:class:`~biblios_env.agent_interface.Agent` (``start_game`` then ``act``) and are started
+with seeds drawn from the env's generator, so a seeded reset replays the same episode.
+:meth:`BibliosGymEnv.set_opponents` swaps the source between episodes (through a VecEnv:
+``vec_env.env_method("set_opponents", pool)``).
+
+Version history: v0 — first release.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from biblios_env.actions import NUM_ACTIONS
+from biblios_env.agent_interface import Agent, AgentObservation
+from biblios_env.engine.game import Game
+from biblios_env.engine.setup import check_num_players
+from biblios_env.engine.views import player_view
+from biblios_env.pettingzoo_env import RESET_OPTIONS, raw_env
+from biblios_env.text import table_text
+
+#: The Gymnasium registry id (``gymnasium.make(GYM_ENV_ID, num_players=3)``), registered on import.
+GYM_ENV_ID: Final = "biblios/BibliosGym-v0"
+ILLEGAL_ACTIONS: Final = ("raise", "forfeit")
+#: Keys ``reset(options=...)`` accepts besides the PettingZoo env's (``deck``, ``auction_order``, ``first_player``).
+GYM_RESET_OPTIONS: Final = ("learner_seat", "num_players")
+
+#: Where the opponents come from: a source called once per episode.
+OpponentSource = Callable[[int, np.random.Generator], Sequence[Agent]]
+
+
+class UniformRandomOpponent:
+    """The default opponent: a uniformly random legal action (the env cannot import ``agents``)."""
+
+    name = "uniform"
+
+    def __init__(self) -> None:
+        self.rng = random.Random(0)
+
+    def start_game(self, seat: int, num_players: int, seed: int | None = None) -> None:
+        self.rng = random.Random(seed)
+
+    def act(self, observation: AgentObservation) -> int:
+        legal = observation.legal_actions
+        return legal[self.rng.randrange(len(legal))]
+
+
+class OpponentPool:
+    """Opponents sampled per episode and per seat from weighted factories.
+
+    Each entry is ``(factory, weight)``: ``factory()`` returns a fresh agent (cheap: cache any
+    loaded policy inside the factory). The pool is an :data:`OpponentSource`, so pass it as
+    ``opponents``; keep factories picklable (module-level functions, ``functools.partial``)
+    to use the pool with ``SubprocVecEnv``.
+    """
+
+    def __init__(self, entries: Sequence[tuple[Callable[[], Agent], float]] = ()) -> None:
+        self.factories: list[Callable[[], Agent]] = []
+        self.weights: list[float] = []
+        for factory, weight in entries:
+            self.add(factory, weight)
+
+    def add(self, factory: Callable[[], Agent], weight: float = 1.0) -> None:
+        if not callable(factory):
+            raise ValueError(f"an opponent factory must be callable, got {factory!r}")
+        if not weight >= 0:  # also rejects NaN
+            raise ValueError(f"an opponent weight must be >= 0, got {weight!r}")
+        self.factories.append(factory)
+        self.weights.append(float(weight))
+
+    def __len__(self) -> int:
+        return len(self.factories)
+
+    def __call__(self, num_players: int, rng: np.random.Generator) -> list[Agent]:
+        total = sum(self.weights)
+        if not self.factories or total <= 0:
+            raise ValueError("the opponent pool is empty (or all its weights are 0)")
+        probabilities = np.asarray(self.weights) / total
+        picks = rng.choice(len(self.factories), size=num_players - 1, p=probabilities)
+        return [self.factories[int(index)]() for index in picks]
+
+
+def _is_agent(value: object) -> bool:
+    return not isinstance(value, type) and isinstance(value, Agent)
+
+
+class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
+    """One learning seat against given opponents; see the module docstring for the full documentation.
+
+    Args:
+        num_players: 2, 3 or 4, or a sequence of counts to draw from per episode.
+        opponents: ``None``, a sequence of agents, one agent (2 players), or an
+            :data:`OpponentSource` such as :class:`OpponentPool`.
+        learner_seat: the learner's seat, or ``None`` to draw it per episode.
+        render_mode: ``None``, ``"ansi"`` or ``"human"`` (the table from the learner's seat).
+        penalty, strict_bids, reward, expose_forced: the PettingZoo env's options.
+        illegal_action: ``"raise"`` (default) or ``"forfeit"`` (for the environment checkers).
+        forfeit_reward: the reward of a forfeited episode.
+    """
+
+    metadata: dict[str, Any] = {"name": "biblios_gym_v0", "render_modes": ["ansi", "human"], "render_fps": 1}
+
+    def __init__(
+        self,
+        num_players: int | Sequence[int] = 2,
+        opponents: OpponentSource | Sequence[Agent] | Agent | None = None,
+        *,
+        learner_seat: int | None = None,
+        render_mode: str | None = None,
+        penalty: str = "standard",
+        strict_bids: bool = False,
+        reward: str = "win",
+        expose_forced: bool = False,
+        illegal_action: str = "raise",
+        forfeit_reward: float = -1.0,
+    ) -> None:
+        super().__init__()
+        counts = (num_players,) if isinstance(num_players, int) else tuple(num_players)
+        if not counts:
+            raise ValueError("num_players must be a count or a non-empty sequence of counts")
+        self.player_counts: tuple[int, ...] = tuple(check_num_players(count) for count in counts)
+        if learner_seat is not None and not 0 <= learner_seat < min(self.player_counts):
+            raise ValueError(
+                f"learner_seat must be None or a seat below {min(self.player_counts)}, got {learner_seat!r}"
+            )
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+        if illegal_action not in ILLEGAL_ACTIONS:
+            raise ValueError(f"illegal_action must be 'raise' or 'forfeit', got {illegal_action!r}")
+        self.learner_seat_option = learner_seat
+        self.render_mode = render_mode
+        self.illegal_action = illegal_action
+        self.forfeit_reward = float(forfeit_reward)
+        env_options = {"penalty": penalty, "strict_bids": strict_bids, "reward": reward, "expose_forced": expose_forced}
+        #: One PettingZoo env per player count (validates the options now).
+        self.envs: dict[int, raw_env] = {count: raw_env(count, **env_options) for count in self.player_counts}
+        first = self.envs[self.player_counts[0]]
+        self.observation_space = first.observation_space(first.possible_agents[0])["observation"]
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self.opponent_source: OpponentSource = self._source(opponents)
+        self.env: raw_env = first
+        self.learner_seat = 0
+        self.opponents: list[Agent] = []
+        self._seat_agents: dict[int, Agent] = {}
+        self._mask = np.zeros(NUM_ACTIONS, dtype=bool)
+        self._info: dict[str, Any] = {}
+        self._done = True
+
+    # ----------------------------------------------------------------- opponents
+    def _source(self, opponents: OpponentSource | Sequence[Agent] | Agent | None) -> OpponentSource:
+        if opponents is None:
+            return lambda num_players, rng: [UniformRandomOpponent() for _ in range(num_players - 1)]
+        if _is_agent(opponents):
+            if max(self.player_counts) > 2:
+                raise ValueError("one opponent agent serves 2 players only; give one agent per other seat")
+            return lambda num_players, rng: [opponents]  # type: ignore[list-item]
+        if isinstance(opponents, Sequence) and not isinstance(opponents, str):
+            agents = list(opponents)
+            bad = [agent for agent in agents if not _is_agent(agent)]
+            if bad:
+                raise ValueError(f"opponents must implement the Agent protocol (name, start_game, act); got {bad[0]!r}")
+            if len(agents) < max(self.player_counts) - 1:
+                raise ValueError(
+                    f"{max(self.player_counts)} players need {max(self.player_counts) - 1} opponents, got {len(agents)}"
+                )
+            if len({id(agent) for agent in agents}) != len(agents):
+                raise ValueError("give a distinct agent object for every opponent seat")
+            return lambda num_players, rng: agents[: num_players - 1]
+        if callable(opponents):
+            return opponents  # type: ignore[return-value]
+        raise ValueError(
+            f"opponents must be None, an agent, a sequence of agents or a callable source, got {opponents!r}"
+        )
+
+    def set_opponents(self, opponents: OpponentSource | Sequence[Agent] | Agent | None) -> None:
+        """Replace the opponents from the next episode on (a VecEnv reaches it with ``env_method``)."""
+        self.opponent_source = self._source(opponents)
+
+    # ----------------------------------------------------------------- gymnasium API
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        rng = self.np_random
+        options = dict(options or {})
+        unknown = sorted(set(options) - set(GYM_RESET_OPTIONS) - set(RESET_OPTIONS))
+        if unknown:
+            raise ValueError(
+                f"unknown reset option(s) {unknown}; expected some of {list(GYM_RESET_OPTIONS + RESET_OPTIONS)}"
+            )
+        num_players = options.pop("num_players", None)
+        if num_players is None:
+            num_players = self.player_counts[int(rng.integers(len(self.player_counts)))]
+        elif num_players not in self.envs:
+            raise ValueError(f"num_players {num_players!r} is not one of this env's counts {self.player_counts}")
+        seat = options.pop("learner_seat", self.learner_seat_option)
+        if seat is None:
+            seat = int(rng.integers(num_players))
+        elif not (isinstance(seat, int) and 0 <= seat < num_players):
+            raise ValueError(f"learner_seat must be a seat 0..{num_players - 1}, got {seat!r}")
+        opponents = list(self.opponent_source(num_players, rng))
+        if len(opponents) != num_players - 1:
+            raise ValueError(f"the opponent source returned {len(opponents)} agents for {num_players} players")
+        self.env = self.envs[num_players]
+        self.learner_seat = seat
+        self.opponents = opponents
+        self.env.reset(seed=int(rng.integers(2**63)), options=options or None)
+        self._seat_agents = {}
+        for offset, agent in enumerate(opponents):
+            other = (seat + 1 + offset) % num_players  # the learner's left neighbour first
+            self._seat_agents[other] = agent
+            agent.start_game(other, num_players, seed=int(rng.integers(2**63)))
+        self._done = False
+        self._info = {
+            "learner_seat": seat,
+            "num_players": num_players,
+            "opponents": [getattr(agent, "name", type(agent).__name__) for agent in opponents],
+        }
+        self._play_opponents()
+        if self._done:
+            raise RuntimeError("the game ended before the learner's first decision")
+        return self._observation(), self._step_info()
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self._done:
+            raise RuntimeError("step() after the end of the episode; call reset()")
+        game = self._game
+        action = int(action)
+        if self.illegal_action == "forfeit" and action not in game.legal_actions():
+            self._done = True
+            return self._observation(), self.forfeit_reward, True, False, self._step_info(forfeit=True)
+        self.env.step(action)  # raises IllegalActionError naming the action and the legal ones
+        self._play_opponents()
+        reward = 0.0
+        if self._done:
+            reward = float(self.env.rewards[self.env.possible_agents[self.learner_seat]])
+        if self.render_mode == "human":
+            self.render()
+        return self._observation(), reward, self._done, False, self._step_info()
+
+    def action_masks(self) -> np.ndarray:
+        """The legal actions of the learner's current decision (bool[266]); all False at the end."""
+        return self._mask.copy()
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'.")
+            return None
+        game = self._game
+        view = player_view(game.state, self.learner_seat)
+        text = table_text(view, None if game.is_over else game.legal_actions())
+        if game.is_over:
+            state = game.state
+            text += f"\nFinal VP: {state.vp}; winners: {state.winners}; learner: seat {self.learner_seat}"
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        for env in self.envs.values():
+            env.close()
+
+    # ----------------------------------------------------------------- helpers
+    @property
+    def _game(self) -> Game:
+        game = self.env.game
+        if game is None:
+            raise RuntimeError("call reset() before using the environment")
+        return game
+
+    def learner_view(self) -> Any:
+        """The learner's information set as a :class:`PlayerView` (for scripted learners and tests)."""
+        return player_view(self._game.state, self.learner_seat)
+
+    def _play_opponents(self) -> None:
+        """Let the opponents act until the learner must decide or the game ends."""
+        game = self._game
+        env = self.env
+        while not game.is_over and game.current_player != self.learner_seat:
+            seat = game.current_player
+            legal = game.legal_actions()
+            action = self._seat_agents[seat].act(AgentObservation(player_view(game.state, seat), list(legal)))
+            env.step(action)  # an opponent's illegal action raises, naming it
+        self._done = game.is_over
+
+    def _observation(self) -> np.ndarray:
+        observed = self.env.observe(self.env.possible_agents[self.learner_seat])
+        self._mask = np.zeros(NUM_ACTIONS, dtype=bool) if self._done else observed["action_mask"].astype(bool)
+        return observed["observation"]
+
+    def _step_info(self, forfeit: bool = False) -> dict[str, Any]:
+        info = dict(self._info)
+        info["action_mask"] = self._mask.copy()
+        if self._done:
+            state = self._game.state
+            info["forfeit"] = forfeit
+            if forfeit:
+                info["vp"], info["winners"], info["is_success"] = None, None, False
+            else:
+                info["vp"], info["winners"] = state.vp[:], state.winners[:]
+                info["is_success"] = self.learner_seat in state.winners
+        return info
+
+
+def _register() -> None:
+    if GYM_ENV_ID not in gymnasium.registry:
+        gymnasium.register(GYM_ENV_ID, entry_point="biblios_env.gym_env:BibliosGymEnv")
+
+
+_register()
+
+__all__ = [
+    "GYM_ENV_ID",
+    "GYM_RESET_OPTIONS",
+    "ILLEGAL_ACTIONS",
+    "BibliosGymEnv",
+    "OpponentPool",
+    "OpponentSource",
+    "UniformRandomOpponent",
+]

@@ -1,0 +1,673 @@
+"""Train a MaskablePPO policy by self-play: ``python -m experiments.train_ppo``.
+
+The learner plays one seat of :class:`~biblios_env.gym_env.BibliosGymEnv` (its seat drawn per
+episode); the other seats are drawn per episode and seat from an :class:`OpponentPool` that
+mixes the heuristics with a **growing pool of past snapshots of the learner itself**. Every
+``--snapshot-every`` steps the current policy is exported as a policy file
+(:func:`agents.ppo_agent.export_policy`, numpy, a few hundred KB) and joins the pool (the
+newest ``--pool-size`` are kept); snapshots play by sampling from their masked policy, with
+numpy inference, so they cost far less than the learner's own step. ``--opponents`` sets the
+mixture, e.g. ``value=0.4,hoarder=0.1,random=0.05,self=0.45``: ``self`` is the total weight of
+the snapshots, shared evenly among them.
+
+Every ``--eval-every`` steps the current policy plays the fixed ``--eval-opponents`` through the
+tournament harness (:mod:`experiments.tournament`: duplicate deals, the same deals at every
+evaluation, deterministic play); win rates with 95% intervals go to ``eval.csv`` and to the
+console. At the end: ``final_model.zip`` (the full MaskablePPO model), ``policy.npz`` (the
+policy file of the final weights), ``best_policy.npz`` (the policy with the best win rate
+against the first ``--eval-opponents`` entry), ``learning_curve.png`` and ``training.json``
+(the command, settings, versions, wall time and steps/s). ``checkpoints/`` holds full models
+every ``--checkpoint-every`` steps, ``progress.csv`` SB3's training log.
+
+Example (the shipped policy, see ``policies/README.md``)::
+
+    python -m experiments.train_ppo --total-steps 1500000 --seed 1 --out runs/ppo-2p
+
+The defaults suit 2 CPU cores: 8 environments stepped in this process (``DummyVecEnv``;
+``--vec subproc`` runs them in worker processes), one torch thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import functools
+import json
+import math
+import platform
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+from agents import make_agent
+from agents.ppo_agent import (
+    NumpyPolicy,
+    PPOAgent,
+    export_policy,
+    numpy_policy,
+    read_policy_file,
+    write_policy_file,
+)
+from biblios_env.agent_interface import Agent
+from biblios_env.gym_env import BibliosGymEnv, OpponentPool
+from experiments.match import AgentSpec, build_agent, parse_agent_spec
+from experiments.tournament import TournamentConfig, run_tournament
+
+SELF: Final = "self"
+HEURISTIC_OPPONENTS: Final = ("random", "value", "hoarder")
+EVAL_COLUMNS: Final = (
+    "timesteps", "seconds", "players", "opponent", "games", "deals", "win_rate", "ci_low", "ci_high", "mean_vp",
+)  # fmt: skip
+#: The tournament seed of every evaluation: the same deals each time, so curve points compare.
+EVAL_SEED: Final = 20_240_601
+
+
+# ----------------------------------------------------------------------------- opponents
+def heuristic_factory(name: str) -> Agent:
+    """A fresh registry agent (module level, so a pool holding it pickles for SubprocVecEnv)."""
+    return make_agent(name)
+
+
+def snapshot_factory(path: str, label: str) -> Agent:
+    """A snapshot of the learner that samples from its masked policy (the file is loaded once per process)."""
+    return PPOAgent(path, deterministic=False, label=label)
+
+
+def parse_mixture(text: str) -> dict[str, float]:
+    """``"value=0.4,self=0.6"`` -> {"value": 0.4, "self": 0.6}; names are registry agents or ``self``."""
+    mixture: dict[str, float] = {}
+    for item in text.split(","):
+        name, equals, weight = (part.strip() for part in item.partition("="))
+        if not equals:
+            raise ValueError(f"bad opponent mixture item {item!r}: expected name=weight")
+        try:
+            value = float(weight)
+        except ValueError:
+            raise ValueError(f"bad weight {weight!r} for opponent {name!r}") from None
+        if not value >= 0:
+            raise ValueError(f"opponent weight must be >= 0, got {name}={weight}")
+        if name != SELF:
+            make_agent(name)  # ValueError naming the known agents
+        mixture[name] = value
+    if sum(mixture.values()) <= 0:
+        raise ValueError(f"the opponent mixture {text!r} has no positive weight")
+    return mixture
+
+
+def build_pool(mixture: dict[str, float], snapshots: Sequence[Path]) -> OpponentPool:
+    """The opponent pool: each heuristic at its weight, the ``self`` weight shared by the snapshots."""
+    pool = OpponentPool()
+    for name, weight in mixture.items():
+        if name != SELF and weight > 0:
+            pool.add(functools.partial(heuristic_factory, name), weight)
+    if snapshots and mixture.get(SELF, 0.0) > 0:
+        share = mixture[SELF] / len(snapshots)
+        for path in snapshots:
+            pool.add(functools.partial(snapshot_factory, str(path), f"snapshot:{path.stem}"), share)
+    return pool
+
+
+# ----------------------------------------------------------------------------- evaluation
+def evaluate(policy: Path, players: int, opponent: str, deals: int, seed: int = EVAL_SEED) -> dict[str, Any]:
+    """The policy (deterministic) against ``players - 1`` copies of ``opponent`` with duplicate deals."""
+    learner = AgentSpec("ppo", (("path", str(policy)),), label="ppo")
+    other = parse_agent_spec(opponent)
+    config = TournamentConfig(agents=(learner, *[other] * (players - 1)), num_players=players, deals=deals, seed=seed)
+    result = run_tournament(config, workers=1, progress=False)
+    stats = next(row for row in result.agents if row.agent == "ppo")
+    return {
+        "players": players,
+        "opponent": opponent,
+        "games": len(result.records),
+        "deals": deals,
+        "win_rate": stats.win_rate.estimate,
+        "ci_low": stats.win_rate.low,
+        "ci_high": stats.win_rate.high,
+        "mean_vp": stats.mean_vp.estimate,
+    }
+
+
+def plot_learning_curve(rows: Sequence[dict[str, Any]], path: Path, title: str) -> Path | None:
+    """Win rate against each evaluation opponent over training steps, with the 95% interval as a band."""
+    if not rows:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import PercentFormatter
+
+    figure = Figure(figsize=(8, 4.5))
+    axes = figure.add_subplot()
+    series: dict[tuple[int, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        series.setdefault((int(row["players"]), str(row["opponent"])), []).append(row)
+    for (players, opponent), points in sorted(series.items()):
+        steps = [int(p["timesteps"]) for p in points]
+        label = f"vs {opponent}" + (f" ({players} players)" if len({k[0] for k in series}) > 1 else "")
+        (line,) = axes.plot(steps, [float(p["win_rate"]) for p in points], marker="o", markersize=3, label=label)
+        axes.fill_between(
+            steps,
+            [float(p["ci_low"]) for p in points],
+            [float(p["ci_high"]) for p in points],
+            color=line.get_color(),
+            alpha=0.15,
+        )
+    for players in sorted({k[0] for k in series}):
+        axes.axhline(1 / players, color="grey", linestyle="--", linewidth=1)
+    axes.set_ylim(0, 1)
+    axes.yaxis.set_major_formatter(PercentFormatter(1.0))
+    axes.set_xlabel("training steps (learner decisions)")
+    axes.set_ylabel("win rate (95% CI over deals)")
+    axes.set_title(title, fontsize=10)
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=8, loc="lower right")
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    return path
+
+
+# ----------------------------------------------------------------------------- warm start
+DEMONSTRATION_KEYS: Final = ("observations", "masks", "actions", "returns")
+
+
+def _demonstration_games(
+    teacher: str, seeds: Sequence[tuple[int, int, int]], reward: str, learner: NumpyPolicy | None
+) -> dict[str, np.ndarray]:
+    """Play one chunk of :func:`collect_demonstrations` (a module function, so worker processes run it)."""
+    from biblios_env.agent_interface import AgentObservation
+    from biblios_env.engine import Game
+    from biblios_env.engine.views import player_view
+    from biblios_env.pettingzoo_env import raw_env
+
+    spec = parse_agent_spec(teacher)
+    scorers: dict[int, raw_env] = {}
+    observations, masks, actions, returns = [], [], [], []
+    for count, game_seed, agent_seed in seeds:
+        scorer = scorers.setdefault(count, raw_env(count, reward=reward))
+        game = Game(count, seed=game_seed)
+        seeder = np.random.default_rng(agent_seed)
+        agents = [build_agent(spec) for _ in range(count)]
+        for seat, agent in enumerate(agents):
+            agent.start_game(seat, count, seed=int(seeder.integers(2**63)))
+        learner_seat = int(seeder.integers(count)) if learner is not None else -1
+        seats = []
+        while not game.is_over:
+            seat = game.current_player
+            observation = AgentObservation(player_view(game.state, seat), list(game.legal_actions()))
+            label = agents[seat].act(observation)  # the teacher's choice in this seat's position
+            if learner is None or seat == learner_seat:
+                observations.append(observation.vector.astype(np.float16))  # exact for the 0/1 pieces
+                masks.append(observation.action_mask.astype(bool))
+                actions.append(label)
+                seats.append(seat)
+            action = (
+                label
+                if seat != learner_seat
+                else learner.choose(observation.vector, observation.action_mask, False, seeder)
+            )
+            game.apply(action)
+        outcome = scorer.rewards_of(game.state.vp, game.state.winners)
+        returns.extend(outcome[seat] for seat in seats)
+    return {
+        "observations": np.stack(observations),
+        "masks": np.stack(masks),
+        "actions": np.asarray(actions, np.int64),
+        "returns": np.asarray(returns, np.float32),
+    }
+
+
+def collect_demonstrations(
+    teacher: str,
+    games: int,
+    players: Sequence[int],
+    reward: str,
+    seed: int,
+    learner: NumpyPolicy | None = None,
+    workers: int = 1,
+) -> dict[str, np.ndarray]:
+    """Decisions labelled by ``teacher`` (an agent spec): observation (float16), mask, the teacher's
+    action and the final reward of the deciding seat (the env's ``reward`` option).
+
+    Without ``learner`` the teacher plays every seat and every decision is kept (behaviour
+    cloning). With ``learner`` (DAgger) the learner plays one random seat by sampling from its
+    masked policy against the teacher, and only the learner's decisions are kept, each labelled
+    with what the teacher would have played there: the states the learner really reaches.
+    """
+    rng = np.random.default_rng(seed)
+    seeds = [
+        (players[index % len(players)], int(rng.integers(2**63)), int(rng.integers(2**63))) for index in range(games)
+    ]
+    workers = max(1, min(workers, games))
+    if workers == 1:
+        return _demonstration_games(teacher, seeds, reward, learner)
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(workers) as executor:
+        parts = list(
+            executor.map(
+                _demonstration_games,
+                [teacher] * workers,
+                [seeds[i::workers] for i in range(workers)],
+                [reward] * workers,
+                [learner] * workers,
+            )
+        )
+    return {key: np.concatenate([part[key] for part in parts]) for key in DEMONSTRATION_KEYS}
+
+
+def behaviour_cloning(
+    model: Any, data: dict[str, np.ndarray], epochs: int, learning_rate: float, seed: int
+) -> dict[str, float]:
+    """Train the actor to imitate the labels (masked cross-entropy) and the critic to predict the
+    final reward; returns the accuracy and losses on a held-out 10% of the decisions."""
+    import torch
+
+    policy = model.policy
+    optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
+    count = len(data["actions"])
+    rows = np.arange(count)
+    held_out, train_rows = rows[rows % 10 == 0], rows[rows % 10 != 0]  # the same rows in every DAgger round
+
+    def tensors(rows: np.ndarray) -> tuple[Any, ...]:
+        return (
+            torch.as_tensor(data["observations"][rows].astype(np.float32)),
+            torch.as_tensor(data["actions"][rows]),
+            torch.as_tensor(data["masks"][rows]),
+            torch.as_tensor(data["returns"][rows]),
+        )
+
+    policy.set_training_mode(True)
+    shuffler = np.random.default_rng(seed + 1)
+    for _ in range(epochs):
+        shuffler.shuffle(train_rows)
+        for start in range(0, len(train_rows), 512):
+            observations, actions, masks, returns = tensors(train_rows[start : start + 512])
+            values, log_prob, _entropy = policy.evaluate_actions(observations, actions, action_masks=masks)
+            loss = -log_prob.mean() + model.vf_coef * torch.nn.functional.mse_loss(values.flatten(), returns)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    policy.set_training_mode(False)
+    with torch.no_grad():
+        observations, actions, masks, returns = tensors(held_out)
+        values, log_prob, _ = policy.evaluate_actions(observations, actions, action_masks=masks)
+        predicted = policy.get_distribution(observations, action_masks=masks.numpy()).get_actions(deterministic=True)
+    return {
+        "decisions": count,
+        "held_out_accuracy": round(float((predicted == actions).float().mean()), 4),
+        "held_out_nll": round(float(-log_prob.mean()), 4),
+        "held_out_value_mse": round(float(((values.flatten() - returns) ** 2).mean()), 4),
+    }
+
+
+def warm_start(model: Any, args: argparse.Namespace, players: tuple[int, ...], out: Path) -> dict[str, Any]:
+    """Behaviour cloning of ``--bc-teacher`` then ``--dagger-rounds`` of DAgger; saves warm_start.zip."""
+    start = time.perf_counter()
+    cache = Path(args.bc_data) if args.bc_data else None
+    if cache is not None and cache.is_file():
+        with np.load(cache) as stored:
+            data = {key: stored[key] for key in DEMONSTRATION_KEYS}
+        print(f"Behaviour cloning from {len(data['actions']):,} stored decisions in {cache}", flush=True)
+    else:
+        print(f"Behaviour cloning: {args.bc_games} games of {args.bc_teacher} against itself ...", flush=True)
+        data = collect_demonstrations(
+            args.bc_teacher, args.bc_games, players, args.reward, args.seed, workers=args.workers
+        )
+        if cache is not None:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            np.savez(cache, **data)
+    rounds = [behaviour_cloning(model, data, args.bc_epochs, args.bc_learning_rate, args.seed)]
+    print(f"  cloned: {rounds[-1]} ({time.perf_counter() - start:.0f} s)", flush=True)
+    for round_index in range(args.dagger_rounds):
+        learner = numpy_policy(model.policy)
+        extra = collect_demonstrations(
+            args.bc_teacher,
+            args.dagger_games,
+            players,
+            args.reward,
+            args.seed + 1 + round_index,
+            learner=learner,
+            workers=args.workers,
+        )
+        data = {key: np.concatenate([data[key], extra[key]]) for key in DEMONSTRATION_KEYS}
+        rounds.append(
+            behaviour_cloning(model, data, args.dagger_epochs, args.bc_learning_rate, args.seed + 1 + round_index)
+        )
+        print(
+            f"  DAgger round {round_index + 1}: +{len(extra['actions']):,} learner decisions, {rounds[-1]} "
+            f"({time.perf_counter() - start:.0f} s)",
+            flush=True,
+        )
+    model.save(out / "warm_start.zip")
+    return {
+        "teacher": args.bc_teacher,
+        "games": args.bc_games,
+        "epochs": args.bc_epochs,
+        "dagger_rounds": args.dagger_rounds,
+        "dagger_games": args.dagger_games,
+        "dagger_epochs": args.dagger_epochs,
+        "rounds": rounds,
+        "seconds": round(time.perf_counter() - start, 1),
+    }
+
+
+# ----------------------------------------------------------------------------- training
+def make_env_factory(players: tuple[int, ...], pool: OpponentPool, reward: str, seed: int) -> Any:
+    def factory() -> Any:
+        from stable_baselines3.common.monitor import Monitor
+
+        env = BibliosGymEnv(players, pool, reward=reward)
+        env.reset(seed=seed)
+        return Monitor(env)  # episode returns and lengths for SB3's log
+
+    return factory
+
+
+def build_callback(args: argparse.Namespace, out: Path, mixture: dict[str, float], start: float) -> Any:
+    """The SB3 callback that grows the snapshot pool and evaluates (built here: SB3 is imported lazily)."""
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class SelfPlayCallback(BaseCallback):
+        """Snapshots into the pool every ``snapshot_every`` steps; evaluation every ``eval_every`` steps."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.snapshots: list[Path] = []
+            self.next_snapshot = 0
+            self.next_eval = args.eval_every if args.eval_every > 0 else math.inf
+            self.rows: list[dict[str, Any]] = []
+            self.best: tuple[float, int] = (-1.0, -1)
+
+        def _on_training_start(self) -> None:
+            self._snapshot()  # the initial policy is the pool's first member
+            if args.eval_every > 0:
+                self.evaluate_now()  # the curve starts from the initial (random or warm-started) policy
+
+        def _on_step(self) -> bool:
+            if self.num_timesteps >= self.next_snapshot:
+                self._snapshot()
+            if self.num_timesteps >= self.next_eval:
+                self.evaluate_now()
+                self.next_eval += args.eval_every
+            return True
+
+        def _snapshot(self) -> None:
+            path = out / "pool" / f"snapshot_{self.num_timesteps:09d}.npz"
+            export_policy(self.model.policy, path, {"timesteps": self.num_timesteps})
+            self.snapshots = [*self.snapshots, path][-args.pool_size :]
+            self.training_env.env_method("set_opponents", build_pool(mixture, self.snapshots))
+            self.next_snapshot = self.num_timesteps + args.snapshot_every
+
+        def evaluate_now(self) -> None:
+            path = export_policy(self.model.policy, out / "eval_policy.npz", {"timesteps": self.num_timesteps})
+            seconds = time.perf_counter() - start
+            parts = []
+            for players in args.players:
+                for opponent in args.eval_opponents:
+                    row = {
+                        "timesteps": self.num_timesteps,
+                        "seconds": round(seconds, 1),
+                        **evaluate(path, players, opponent, args.eval_deals),
+                    }
+                    self.rows.append(row)
+                    with (out / "eval.csv").open("a", newline="") as handle:
+                        writer = csv.DictWriter(handle, fieldnames=list(EVAL_COLUMNS))
+                        if handle.tell() == 0:
+                            writer.writeheader()
+                        writer.writerow(row)
+                    self.logger.record(f"eval/{players}p_win_rate_vs_{opponent}", row["win_rate"])
+                    parts.append(
+                        f"{opponent}{'' if len(args.players) == 1 else f'/{players}p'} "
+                        f"{row['win_rate']:.1%} [{row['ci_low']:.1%}, {row['ci_high']:.1%}]"
+                    )
+                    if (
+                        opponent == args.eval_opponents[0]
+                        and players == args.players[0]
+                        and row["win_rate"] > self.best[0]
+                    ):
+                        self.best = (row["win_rate"], self.num_timesteps)
+                        (out / "best_policy.npz").write_bytes(path.read_bytes())
+            print(
+                f"[{self.num_timesteps:>9,} steps, {seconds / 60:5.1f} min] win rate vs " + " · ".join(parts),
+                flush=True,
+            )
+
+    return SelfPlayCallback()
+
+
+def train(args: argparse.Namespace) -> dict[str, Any]:
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
+    from stable_baselines3.common.logger import configure
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    torch.set_num_threads(args.torch_threads)
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "eval.csv").unlink(missing_ok=True)
+    mixture = parse_mixture(args.opponents)
+    players = tuple(args.players)
+    start = time.perf_counter()
+    initial_pool = build_pool({name: w for name, w in mixture.items() if name != SELF} or {"random": 1.0}, [])
+    factories = [make_env_factory(players, initial_pool, args.reward, args.seed * 1000 + i) for i in range(args.n_envs)]
+    vec_env = SubprocVecEnv(factories) if args.vec == "subproc" else DummyVecEnv(factories)
+    activation = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}[args.activation]
+    model = MaskablePPO(
+        "MlpPolicy",
+        vec_env,
+        learning_rate=args.learning_rate,
+        n_steps=args.n_steps,
+        batch_size=args.batch_size,
+        n_epochs=args.n_epochs,
+        gamma=args.gamma,
+        gae_lambda=args.gae_lambda,
+        clip_range=args.clip_range,
+        ent_coef=args.ent_coef,
+        vf_coef=args.vf_coef,
+        policy_kwargs={"net_arch": {"pi": list(args.net_arch), "vf": list(args.net_arch)}, "activation_fn": activation},
+        seed=args.seed,
+        device="cpu",
+        verbose=0,
+    )
+    model.set_logger(configure(str(out), ["csv"]))
+    warm: dict[str, Any] = {}
+    if args.init is not None:
+        model.set_parameters(str(args.init), exact_match=False, device="cpu")
+        warm = {"init": str(args.init)}
+    elif args.bc_games > 0 or args.bc_data:
+        warm = warm_start(model, args, players, out)
+    self_play = build_callback(args, out, mixture, start)
+    callbacks = [self_play]
+    if args.checkpoint_every > 0:
+        every = max(1, args.checkpoint_every // args.n_envs)  # CheckpointCallback counts vectorized steps
+        callbacks.append(CheckpointCallback(every, str(out / "checkpoints"), name_prefix="ppo"))
+    print(
+        f"Training MaskablePPO for {args.total_steps:,} steps, {players} players, {args.n_envs} envs, "
+        f"opponents {mixture}; output in {out}/",
+        flush=True,
+    )
+    model.learn(args.total_steps, callback=CallbackList(callbacks), progress_bar=args.progress)
+    train_seconds = time.perf_counter() - start
+    self_play.evaluate_now()
+    model.save(out / "final_model.zip")
+    info = {
+        "command": "python -m experiments.train_ppo " + " ".join(shlex.quote(a) for a in args.argv),
+        "settings": {
+            key: (str(value) if isinstance(value, Path) else value)
+            for key, value in vars(args).items()
+            if key != "argv"
+        },
+        "timesteps": int(model.num_timesteps),
+        "train_seconds": round(train_seconds, 1),
+        "steps_per_second": round(model.num_timesteps / train_seconds, 1),
+        "warm_start": warm,
+        "best_eval": {
+            "win_rate": self_play.best[0],
+            "timesteps": self_play.best[1],
+            "opponent": args.eval_opponents[0],
+        },
+        "final_eval": [row for row in self_play.rows if row["timesteps"] == model.num_timesteps],
+        "versions": _versions(),
+        "finished": datetime.now().isoformat(timespec="seconds"),
+    }
+    provenance = {"trained_by": info["command"], "train_seconds": info["train_seconds"], "players": list(players)}
+    export_policy(model.policy, out / "policy.npz", {**provenance, "timesteps": info["timesteps"]})
+    if (out / "best_policy.npz").is_file():  # stamp the same provenance on the best evaluated policy
+        best = read_policy_file(out / "best_policy.npz")
+        best.metadata.update(provenance, best_eval=info["best_eval"])
+        write_policy_file(best, out / "best_policy.npz")
+    (out / "training.json").write_text(json.dumps(info, indent=1))
+    plot_learning_curve(
+        self_play.rows, out / "learning_curve.png", f"MaskablePPO self-play, {players} players, seed {args.seed}"
+    )
+    vec_env.close()
+    print(
+        f"Done: {info['timesteps']:,} steps in {train_seconds / 60:.1f} min ({info['steps_per_second']} steps/s); "
+        f"saved {out}/policy.npz, final_model.zip, eval.csv, learning_curve.png, training.json",
+        flush=True,
+    )
+    return info
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {"python": platform.python_version()}
+    for package in ("torch", "stable-baselines3", "sb3-contrib", "gymnasium", "numpy"):
+        try:
+            found[package] = version(package)
+        except PackageNotFoundError:
+            found[package] = "missing"
+    return found
+
+
+# ----------------------------------------------------------------------------- command line
+def _positive_int(text: str) -> int:
+    value = int(text.replace("_", ""))
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _layers(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected layer sizes like 128,128, got {text!r}") from None
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive layer sizes, got {text!r}")
+    return sizes
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m experiments.train_ppo",
+        description="MaskablePPO self-play against a growing pool of its own snapshots mixed with the heuristics.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    run = parser.add_argument_group("run")
+    run.add_argument(
+        "--players",
+        type=int,
+        nargs="+",
+        default=[2],
+        choices=(2, 3, 4),
+        help="player count(s); with several, each episode draws one",
+    )
+    run.add_argument("--total-steps", type=_positive_int, default=400_000, help="learner decisions to train for")
+    run.add_argument("--seed", type=int, default=1)
+    run.add_argument("--n-envs", type=_positive_int, default=8, help="vectorized environments")
+    run.add_argument(
+        "--vec",
+        choices=("dummy", "subproc"),
+        default="dummy",
+        help="step the environments in this process or in worker processes",
+    )
+    run.add_argument("--torch-threads", type=_positive_int, default=1)
+    run.add_argument("--out", type=Path, help="output folder (default runs/ppo-<date>-<time>)")
+    run.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    run.add_argument(
+        "--reward",
+        choices=("win", "vp"),
+        default="vp",
+        help="the environment's reward option (vp: own VP minus the best other, a denser signal than win)",
+    )
+    pool = parser.add_argument_group("opponents")
+    pool.add_argument(
+        "--opponents",
+        default="value=0.6,hoarder=0.1,random=0.05,self=0.25",
+        help="opponent mixture: registry agents and 'self' (the snapshot pool) with weights",
+    )
+    pool.add_argument("--snapshot-every", type=_positive_int, default=50_000, help="steps between snapshots")
+    pool.add_argument("--pool-size", type=_positive_int, default=20, help="snapshots kept (the newest)")
+    evaluation = parser.add_argument_group("evaluation and checkpoints")
+    evaluation.add_argument(
+        "--eval-every", type=int, default=100_000, help="steps between evaluations (0: at the end only)"
+    )
+    evaluation.add_argument(
+        "--eval-deals",
+        type=_positive_int,
+        default=50,
+        help="duplicate deals per evaluation opponent (each played in every seating)",
+    )
+    evaluation.add_argument(
+        "--eval-opponents",
+        nargs="+",
+        default=["value", "hoarder", "random"],
+        help="fixed opponents (agent specs); the first one picks best_policy.npz",
+    )
+    evaluation.add_argument(
+        "--checkpoint-every", type=int, default=100_000, help="steps between full checkpoints (0: none)"
+    )
+    warm = parser.add_argument_group("warm start (before PPO): behaviour cloning and DAgger, or a saved model")
+    warm.add_argument("--bc-games", type=int, default=1000, help="teacher games to imitate (0: start from scratch)")
+    warm.add_argument("--bc-teacher", default="value", help="the agent to imitate (an agent spec)")
+    warm.add_argument("--bc-data", type=Path, help="demonstrations file: loaded if it exists, else collected and saved")
+    warm.add_argument("--bc-epochs", type=_positive_int, default=6)
+    warm.add_argument("--bc-learning-rate", type=float, default=1e-3)
+    warm.add_argument("--dagger-rounds", type=int, default=5, help="DAgger rounds after cloning (0: none)")
+    warm.add_argument("--dagger-games", type=_positive_int, default=400, help="learner games per DAgger round")
+    warm.add_argument("--dagger-epochs", type=_positive_int, default=2, help="epochs over all data per DAgger round")
+    warm.add_argument("--workers", type=_positive_int, default=2, help="processes that play the warm-start games")
+    warm.add_argument("--init", type=Path, help="start from this MaskablePPO .zip (same architecture) instead")
+    ppo = parser.add_argument_group("PPO")
+    ppo.add_argument("--net-arch", type=_layers, default=(128, 128), help="hidden layers of the actor and the critic")
+    ppo.add_argument("--activation", choices=("relu", "tanh"), default="relu")
+    ppo.add_argument("--learning-rate", type=float, default=5e-5)
+    ppo.add_argument("--n-steps", type=_positive_int, default=512, help="rollout steps per environment per update")
+    ppo.add_argument("--batch-size", type=_positive_int, default=256)
+    ppo.add_argument("--n-epochs", type=_positive_int, default=4)
+    ppo.add_argument("--gamma", type=float, default=1.0, help="terminal rewards only: no discount by default")
+    ppo.add_argument("--gae-lambda", type=float, default=0.95)
+    ppo.add_argument("--clip-range", type=float, default=0.2)
+    ppo.add_argument("--ent-coef", type=float, default=0.0)
+    ppo.add_argument("--vf-coef", type=float, default=0.5)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(argv)
+    args.argv = argv
+    try:
+        parse_mixture(args.opponents)
+        for spec in args.eval_opponents:
+            parse_agent_spec(spec)
+    except ValueError as error:
+        parser.error(str(error))
+    args.out = args.out or Path("runs") / datetime.now().strftime("ppo-%Y%m%d-%H%M%S")
+    train(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,117 @@
+"""The IS-MCTS agent (agents.ismcts): legal moves only, determinism given a seed and an
+iteration budget, the time budget, and the search's action abstraction."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from agents.ismcts import PAY_MOVE, ISMCTSAgent
+from agents.random_agent import RandomAgent
+from biblios_env.actions import BID_BASE, PASS, REFUSE
+from biblios_env.agent_interface import Agent, AgentObservation
+from biblios_env.cards import IS_GOLD
+from biblios_env.engine import Game
+from biblios_env.engine.state import Decision
+from biblios_env.engine.views import player_view
+
+
+def play(agents: list, seed: int, max_decisions: int | None = None, **options) -> tuple[Game, list[int]]:
+    """Play a game (or its first decisions), checking that every action is legal."""
+    game = Game(len(agents), seed=seed, **options)
+    for seat, agent in enumerate(agents):
+        agent.start_game(seat, len(agents), seed=seed * 10 + seat)
+    chosen: list[int] = []
+    while not game.is_over and (max_decisions is None or len(chosen) < max_decisions):
+        seat = game.current_player
+        legal = game.legal_actions()
+        action = agents[seat].act(AgentObservation(player_view(game.state, seat), list(legal)))
+        assert action in legal, (seat, action, legal)
+        chosen.append(action)
+        game.apply(action)
+    return game, chosen
+
+
+def test_ismcts_is_an_agent() -> None:
+    agent = ISMCTSAgent(iterations=2)
+    assert isinstance(agent, Agent)
+    assert agent.name == "ismcts"
+
+
+@pytest.mark.parametrize(
+    ("num_players", "options"),
+    [(2, {}), (3, {"penalty": "bluffs"}), (4, {"strict_bids": True})],
+)
+def test_ismcts_plays_only_legal_moves(num_players: int, options: dict) -> None:
+    """Whole games at every player count with a tiny budget (speed is not the point here)."""
+    agents = [ISMCTSAgent(iterations=3)] + [RandomAgent() for _ in range(num_players - 1)]
+    game, _ = play(agents, seed=num_players, **options)
+    assert game.is_over
+
+
+def test_ismcts_flat_mode_plays_only_legal_moves() -> None:
+    _, chosen = play([ISMCTSAgent(iterations=4, mode="flat"), RandomAgent()], seed=9, max_decisions=80)
+    assert chosen
+
+
+def test_ismcts_is_deterministic_given_seed_and_iterations() -> None:
+    first = play([ISMCTSAgent(iterations=8), RandomAgent()], seed=5, max_decisions=60)[1]
+    again = play([ISMCTSAgent(iterations=8), RandomAgent()], seed=5, max_decisions=60)[1]
+    assert first == again
+
+
+def test_ismcts_respects_its_time_budget() -> None:
+    agent = ISMCTSAgent(iterations=None, time_limit=0.05)
+    game = Game(3, seed=4)
+    agent.start_game(game.current_player, 3, seed=1)
+    observation = AgentObservation(player_view(game.state, game.current_player), list(game.legal_actions()))
+    start = time.perf_counter()
+    action = agent.act(observation)
+    elapsed = time.perf_counter() - start
+    assert action in observation.legal_actions
+    assert elapsed < 0.05 + 0.25  # the budget plus at most one iteration's overshoot
+    assert agent.last_search["iterations"] >= 1
+
+
+def test_ismcts_needs_a_budget() -> None:
+    with pytest.raises(ValueError, match="budget"):
+        ISMCTSAgent(iterations=None, time_limit=None)
+    with pytest.raises(ValueError, match="bid_raises"):
+        ISMCTSAgent(bid_raises=(0,))
+
+
+def test_bids_searched_are_pass_and_payable_raises() -> None:
+    """The tree's bids: PASS and the configured raises, never above what the bidder can pay."""
+    agent = ISMCTSAgent(iterations=1, bid_raises=(1, 2, 4))
+    game = Game(2, seed=3)
+    while game.state.decision != Decision.BID:
+        game.apply(game.legal_actions()[0])
+    state = game.state
+    state.hands[state.current_player] = [card for card in state.hands[state.current_player] if card < 45]
+    state.hands[state.current_player] += [67, 68]  # two gold 3s: 6 coins
+    card = state.auction_card
+    moves = [action for _, action in agent.moves(state)]
+    cap = len(state.hands[state.current_player]) if IS_GOLD[card] else 6  # a gold card is bid for in cards
+    assert moves[0] == PASS
+    assert all(BID_BASE < move <= BID_BASE + cap for move in moves[1:])
+    assert [move - BID_BASE - state.high_bid for move in moves[1:]] == [
+        r for r in (1, 2, 4) if state.high_bid + r <= cap
+    ]
+
+
+def test_payment_is_one_move_and_refuse_is_searched_only_on_request() -> None:
+    """A payment is searched as one move (the payment policy's cards); REFUSE only with
+    ``search_refuse=True``, and only at the start of the payment."""
+    agent = ISMCTSAgent(iterations=1, search_refuse=True)
+    game = Game(2, seed=6)
+    while game.state.decision != Decision.PAY:
+        legal = game.legal_actions()
+        bids = [action for action in legal if BID_BASE < action <= BID_BASE + 1]
+        game.apply(bids[0] if bids else legal[0])
+    keys = [key for key, _ in agent.moves(game.state)]
+    assert keys == [PAY_MOVE, REFUSE]
+    assert [key for key, _ in ISMCTSAgent(iterations=1).moves(game.state)] == [PAY_MOVE]
+    game.apply(agent.moves(game.state)[0][1])
+    if game.state.decision == Decision.PAY:  # mid-payment: keep paying
+        assert [key for key, _ in agent.moves(game.state)] == [PAY_MOVE]
