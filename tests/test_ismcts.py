@@ -56,8 +56,8 @@ def test_ismcts_flat_mode_plays_only_legal_moves() -> None:
 
 
 def test_ismcts_is_deterministic_given_seed_and_iterations() -> None:
-    first = play([ISMCTSAgent(iterations=8), RandomAgent()], seed=5, max_decisions=60)[1]
-    again = play([ISMCTSAgent(iterations=8), RandomAgent()], seed=5, max_decisions=60)[1]
+    first = play([ISMCTSAgent(iterations=6), RandomAgent()], seed=5, max_decisions=40)[1]
+    again = play([ISMCTSAgent(iterations=6), RandomAgent()], seed=5, max_decisions=40)[1]
     assert first == again
 
 
