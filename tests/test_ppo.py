@@ -220,10 +220,8 @@ def test_shipped_policy_decides_fast():
 
 
 @pytest.mark.slow
-def test_longer_training_from_scratch_beats_random(tmp_path, request):
+def test_longer_training_from_scratch_beats_random(tmp_path):
     """About 2 minutes: PPO from scratch, 60k steps against random opponents, beats random."""
-    if "slow" not in (request.config.getoption("-m") or ""):
-        pytest.skip("slow: run with -m slow")
     main([
         "--total-steps", "60000", "--bc-games", "0", "--learning-rate", "3e-4", "--ent-coef", "0.01",
         "--reward", "win", "--opponents", "random=1", "--eval-every", "0", "--eval-deals", "50",
