@@ -4,8 +4,10 @@ Each piece is declared once in :data:`PIECES` (name, size, meaning); offsets, th
 :data:`SLICES` table, the docs table (:func:`layout_markdown`) and :func:`decode` all derive
 from it, so the documentation cannot drift from the encoder. Seats are relative to the
 observer (0 = self, 1 = left neighbour, ...) and padded to 4 players, so one policy can
-serve every seat and player count. Only a :class:`PlayerView` is encoded, so nothing
-hidden from the observer can reach the vector (RULES §7).
+serve every seat and player count. :func:`encode` turns a :class:`PlayerView` into the
+vector, so nothing hidden from the observer can reach it (RULES §7); :func:`encode_state`,
+the environment's per-step path, produces the same vector straight from the state (tests
+compare the two over random games, and the leakage tests run on it).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy as np
 
 from biblios_env.actions import MAX_BID
 from biblios_env.cards import CARD_VALUE, DIE_MAX, IS_GOLD, NUM_CARDS, NUM_CATEGORIES
-from biblios_env.engine.state import NO_CARD, NO_SEAT, Decision, Phase, indicator_row
+from biblios_env.engine.state import NO_CARD, NO_SEAT, Decision, Phase, State, indicator_row
 from biblios_env.engine.views import PlayerView
 
 MAX_PLAYERS: Final = 4
@@ -109,83 +111,214 @@ def _scale_vector() -> np.ndarray:
 
 #: Raw counts times this give the observation (encoded as bytes, converted in one numpy call).
 _SCALE: Final = _scale_vector()
-_DICE_OFFSETS: Final = tuple(_DICE + DIE_MAX * category - 1 for category in range(NUM_CATEGORIES))
 _PRESENT_BYTES: Final = {n: b"\x01" * n for n in (2, 3, 4)}
 _SIZE_PADDING: Final = {n: bytes(MAX_PLAYERS - n) for n in (2, 3, 4)}
 _GOLD_COINS: Final = tuple(CARD_VALUE[card] if IS_GOLD[card] else 0 for card in range(NUM_CARDS))
+_NO_QUOTA: Final = (0, 0, 0)
+_DICE_SIZE: Final = NUM_CATEGORIES * DIE_MAX
+
+
+def _dice_row(dice: tuple[int, ...]) -> bytes:
+    """The dice one-hot piece for one combination of die values."""
+    row = bytearray(_DICE_SIZE)
+    for category, die in enumerate(dice):
+        row[DIE_MAX * category + die - 1] = 1
+    return bytes(row)
+
+
+#: Dice one-hot pieces by die values, filled as combinations occur (at most 6**5 = 7,776).
+_DICE_ROWS: dict[tuple[int, ...], bytes] = {}
 
 
 def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
-    """Encode a view as a float32 vector of length :data:`OBSERVATION_SIZE` (into ``out`` if given).
-
-    Written for speed (it runs at every environment step, and numpy calls and Python
-    loops over cards cost more than copying bytes): the card sets arrive as the engine's
-    87-byte indicator rows and are joined, the rest is written as small integers into one
-    ``bytearray``, and a single numpy multiplication by the pieces' scales makes the floats.
-    """
+    """Encode a view as a float32 vector of length :data:`OBSERVATION_SIZE` (into ``out`` if given)."""
     hand_row = view.hand_row
     if hand_row is None:  # a hand-made view: build the rows from the card lists
         hand_row, common_row, own_auction_row, discard_row, opponent_rows = (
             indicator_row(view.hand),
             indicator_row(view.common_area),
             indicator_row(view.own_auction_cards),
-            indicator_row(view.public_discard + view.own_face_down_discard),
+            indicator_row(view.public_discard),
             [indicator_row(cards) for cards in view.opponent_cards],
         )
     else:
         common_row, own_auction_row, opponent_rows = view.common_row, view.own_auction_row, view.opponent_rows
         discard_row = view.public_discard_row
-        if view.own_face_down_discard:
-            discard_row = bytearray(discard_row)
-            for card in view.own_face_down_discard:
-                discard_row[card] = 1
-    n = view.num_players
-    bidding = view.auction_card != NO_CARD  # the bidding context exists only while a card is under auction
-    payment_row = _CARD_ROW[NO_CARD]
-    if bidding and view.payment_cards:
-        payment_row = indicator_row(view.payment_cards)
+    bidding = view.auction_card != NO_CARD
+    return _pack(
+        view.num_players,
+        view.phase,
+        view.decision,
+        view.current_player,
+        view.active_player,
+        view.first_player,
+        view.dice,
+        hand_row,
+        view.hand,
+        view.drawn_card,
+        view.kept_card,
+        view.quota,
+        common_row,
+        len(view.common_area),
+        own_auction_row,
+        view.auction_card,
+        view.church_card,
+        view.high_bid if bidding else 0,
+        view.high_bidder,
+        view.passed,
+        view.excluded,
+        view.payment_cards,
+        view.payment_count if bidding else 0,
+        view.payment_value if bidding else 0,
+        discard_row,
+        view.own_face_down_discard,
+        opponent_rows,  # type: ignore[arg-type]
+        view.hand_sizes,
+        view.draw_pile_size,
+        view.auction_pile_size,
+        out,
+    )
+
+
+def encode_state(state: State, seat: int, out: np.ndarray | None = None) -> np.ndarray:
+    """``encode(player_view(state, seat))``, read straight from the state without building the view.
+
+    The environment observes at every step, and the view's 42 fields cost about as much as
+    the encoding itself. Visibility follows :func:`~biblios_env.engine.views.player_view`
+    field for field (drawn and kept cards only to their owner, payment cards only when they
+    are face up or the observer pays, only the observer's own face-down discards); a
+    property test checks both paths give identical vectors over random games of every size.
+    """
+    n = state.num_players
+    gift_phase = state.phase == Phase.GIFT
+    current = state.current_player
+    active = state.active_player
+    auction_card = state.auction_card
+    high_bidder = state.high_bidder
+    bidding = auction_card != NO_CARD
+    payment_visible = high_bidder == seat or (bidding and not IS_GOLD[auction_card])
+    payment = state.payment
+    hands = state.hands
+    return _pack(
+        n,
+        state.phase,
+        state.decision,
+        NO_SEAT if current == NO_SEAT else (current - seat) % n,
+        (active - seat) % n,
+        (state.first_player - seat) % n,
+        state.dice,
+        state.hand_rows[seat],
+        hands[seat],
+        state.drawn_card if current == seat and gift_phase else NO_CARD,
+        state.kept_card if active == seat and gift_phase else NO_CARD,
+        state.quota if gift_phase else _NO_QUOTA,
+        state.common_row,
+        len(state.common_area),
+        state.contribution_rows[seat],
+        auction_card,
+        state.church_card,
+        state.high_bid if bidding else 0,
+        NO_SEAT if high_bidder == NO_SEAT else (high_bidder - seat) % n,
+        state.passed[seat:] + state.passed[:seat],
+        state.excluded[seat:] + state.excluded[:seat],
+        payment if payment_visible else (),
+        len(payment) if bidding else 0,
+        state.payment_value if bidding else 0,
+        state.public_discard_row,
+        state.private_discard[seat],
+        state.public_hand_rows[seat + 1 :] + state.public_hand_rows[:seat],
+        [len(hand) for hand in hands[seat:] + hands[:seat]],
+        len(state.draw_pile),
+        len(state.auction_pile),
+        out,
+    )
+
+
+def _pack(
+    n: int,
+    phase: int,
+    decision: int,
+    current: int,
+    active: int,
+    first: int,
+    dice: list[int],
+    hand_row: bytes | bytearray,
+    hand: list[int],
+    drawn_card: int,
+    kept_card: int,
+    quota: list[int] | tuple[int, ...],
+    common_row: bytes | bytearray,
+    common_size: int,
+    own_auction_row: bytes | bytearray,
+    auction_card: int,
+    church_card: int,
+    high_bid: int,
+    high_bidder: int,
+    passed: list[bool],
+    excluded: list[bool],
+    payment_cards: list[int] | tuple[int, ...],
+    payment_count: int,
+    payment_value: int,
+    discard_row: bytes | bytearray,
+    own_face_down_discard: list[int],
+    opponent_rows: list[bytearray],
+    hand_sizes: list[int],
+    draw_pile_size: int,
+    auction_pile_size: int,
+    out: np.ndarray | None,
+) -> np.ndarray:
+    """Write the observation from its parts (seats already relative to the observer).
+
+    Written for speed (it runs at every environment step, and numpy calls and Python
+    loops over cards cost more than copying bytes): the card sets arrive as the engine's
+    87-byte indicator rows and are joined, the rest is written as small integers into one
+    ``bytearray``, and a single numpy multiplication by the pieces' scales makes the floats.
+    Positional parameters, because both callers pass every part and keywords cost time.
+    """
+    if own_face_down_discard:
+        discard_row = bytearray(discard_row)
+        for card in own_face_down_discard:
+            discard_row[card] = 1
+    bidding = auction_card != NO_CARD  # the bidding context exists only while a card is under auction
     bits = bytearray().join(
         (
             hand_row,
-            _CARD_ROW[view.drawn_card],
-            _CARD_ROW[view.kept_card],
+            _CARD_ROW[drawn_card],
+            _CARD_ROW[kept_card],
             common_row,
             own_auction_row,
-            _CARD_ROW[view.auction_card],
-            _CARD_ROW[view.church_card],
-            payment_row,
+            _CARD_ROW[auction_card],
+            _CARD_ROW[church_card],
+            indicator_row(payment_cards) if bidding and payment_cards else _CARD_ROW[NO_CARD],
             discard_row,
-            *opponent_rows,  # type: ignore[misc]
+            *opponent_rows,
             _OPPONENT_PADDING[n],
             _ZERO_FLAGS,
         )
     )
-    dice = view.dice
-    for offset, die in zip(_DICE_OFFSETS, dice):
-        bits[offset + die] = 1
+    dice_key = tuple(dice)
+    dice_row = _DICE_ROWS.get(dice_key)
+    if dice_row is None:
+        dice_row = _DICE_ROWS[dice_key] = _dice_row(dice_key)
+    bits[_DICE : _DICE + _DICE_SIZE] = dice_row
     bits[_NUM_PLAYERS + n - 2] = 1
-    bits[_PHASE + view.phase] = 1
-    bits[_DECISION + view.decision] = 1
-    bits[_ACTIVE + view.active_player] = 1
-    bits[_FIRST + view.first_player] = 1
+    bits[_PHASE + phase] = 1
+    bits[_DECISION + decision] = 1
+    bits[_ACTIVE + active] = 1
+    bits[_FIRST + first] = 1
     bits[_PRESENT : _PRESENT + n] = _PRESENT_BYTES[n]
-    if view.current_player != NO_SEAT:
-        bits[_CURRENT + view.current_player] = 1
-    high_bid = payment_count = payment_value = 0
+    if current != NO_SEAT:
+        bits[_CURRENT + current] = 1
     if bidding:
-        high_bid, payment_count, payment_value = view.high_bid, view.payment_count, view.payment_value
-        bits[_HIGH_BIDDER + (MAX_PLAYERS if view.high_bidder == NO_SEAT else view.high_bidder)] = 1
-        bits[_PASSED : _PASSED + n] = bytes(view.passed)
-        bits[_EXCLUDED : _EXCLUDED + n] = bytes(view.excluded)
-    bits += bytes(dice)
-    quota = view.quota
-    bits += bytes(
-        (sum([_GOLD_COINS[card] for card in view.hand]), quota[0], quota[1], quota[2], high_bid, payment_count,
-         payment_value)
-    )
-    bits += bytes(view.hand_sizes)
+        bits[_HIGH_BIDDER + (MAX_PLAYERS if high_bidder == NO_SEAT else high_bidder)] = 1
+        bits[_PASSED : _PASSED + n] = bytes(passed)
+        bits[_EXCLUDED : _EXCLUDED + n] = bytes(excluded)
+    gold = 0
+    for card in hand:
+        gold += _GOLD_COINS[card]
+    bits += bytes((*dice, gold, *quota, high_bid, payment_count, payment_value, *hand_sizes))
     bits += _SIZE_PADDING[n]
-    bits += bytes((view.draw_pile_size, view.auction_pile_size, len(view.common_area)))
+    bits += bytes((draw_pile_size, auction_pile_size, common_size))
     if out is None:
         return np.multiply(np.frombuffer(bits, np.uint8), _SCALE)
     return np.multiply(np.frombuffer(bits, np.uint8), _SCALE, out=out)

@@ -42,7 +42,7 @@ from biblios_env.cards import NUM_CARDS
 from biblios_env.engine.game import AUCTION_ORDERS, Game
 from biblios_env.engine.setup import check_num_players, check_seat
 from biblios_env.engine.views import PlayerView, player_view
-from biblios_env.observations import MAX_PLAYERS, OBSERVATION_SIZE, SLICES, encode
+from biblios_env.observations import MAX_PLAYERS, OBSERVATION_SIZE, SLICES, encode_state
 from biblios_env.text import table_text
 
 REWARDS: Final = ("win", "vp")
@@ -159,7 +159,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             else:
                 for action in legal:
                     mask[action] = 1
-        return {"observation": encode(player_view(game.state, seat)), "action_mask": np.frombuffer(mask, np.int8)}
+        return {"observation": encode_state(game.state, seat), "action_mask": np.frombuffer(mask, np.int8)}
 
     def view(self, agent: str) -> PlayerView:
         """``agent``'s information set as a structured :class:`PlayerView` (what agents use)."""
@@ -211,7 +211,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         game = self._require_game()
         state = game.state
         out = np.zeros(STATE_SIZE, dtype=np.float32)
-        encode(player_view(state, 0), out[:OBSERVATION_SIZE])
+        encode_state(state, 0, out[:OBSERVATION_SIZE])
         base = OBSERVATION_SIZE
         padding = [[]] * (MAX_PLAYERS - state.num_players)
         for cards in (*state.hands, *padding, state.draw_pile, state.auction_pile, state.removed):

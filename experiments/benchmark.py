@@ -32,7 +32,7 @@ def engine_games_per_second(num_players: int, games: int, seed: int) -> tuple[fl
         game = Game(num_players, seed=seed + index)
         while not game.is_over:
             legal = game.legal_actions()
-            game.apply(legal[chooser.randrange(len(legal))])
+            game.apply(legal[int(chooser.random() * len(legal))])  # uniform; cheaper than randrange
             decisions += 1
     elapsed = time.perf_counter() - start
     return games / elapsed, decisions / elapsed

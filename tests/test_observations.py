@@ -25,6 +25,7 @@ from biblios_env.observations import (
     SLICES,
     decode,
     encode,
+    encode_state,
     layout_markdown,
 )
 
@@ -455,6 +456,31 @@ def test_every_piece_matches_the_state_in_random_games(num_players: int, seed: i
         game.apply(legal[int(rng.integers(len(legal)))])
         steps += 1
     assert steps > 50
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+@pytest.mark.parametrize(("penalty", "strict_bids"), [("standard", False), ("bluffs", False), ("standard", True)])
+def test_the_environment_fast_path_encodes_exactly_the_view(num_players: int, penalty: str, strict_bids: bool) -> None:
+    """``encode_state`` (what the environment calls) repeats ``player_view``'s visibility rules
+    to skip building the view; any drift between the two would leak or lose information."""
+    checked = 0
+    for seed in range(8):
+        game = Game(num_players, seed=seed, penalty=penalty, strict_bids=strict_bids)
+        rng = np.random.default_rng(seed)
+        while True:
+            for seat in range(num_players):
+                fast = encode_state(game.state, seat)
+                slow = encode(player_view(game.state, seat))
+                if not np.array_equal(fast, slow):
+                    slow_pieces = decode(slow)
+                    wrong = [name for name, part in decode(fast).items() if not np.array_equal(part, slow_pieces[name])]
+                    pytest.fail(f"seed {seed}, seat {seat}, decision {len(game.history)}: pieces {wrong} differ")
+                checked += 1
+            if game.is_over:
+                break
+            legal = game.legal_actions()
+            game.apply(legal[int(rng.integers(len(legal)))])
+    assert checked > 1000
 
 
 def test_no_auction_context_is_left_in_the_final_observation() -> None:

@@ -7,6 +7,7 @@ It knows nothing about PettingZoo; seats are plain ints.
 from __future__ import annotations
 
 import secrets
+from bisect import bisect_left
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -43,6 +44,9 @@ def check_seed(seed: object) -> int:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     return int(seed)
+
+
+_END: Final = Phase.END
 
 
 class Game:
@@ -116,7 +120,7 @@ class Game:
 
     @property
     def is_over(self) -> bool:
-        return self.state.phase == Phase.END
+        return self.state.phase == _END
 
     @property
     def phase_name(self) -> str:
@@ -132,7 +136,9 @@ class Game:
     # ----------------------------------------------------------------- stepping
     def apply(self, action: int) -> None:
         """Apply ``action`` for :attr:`current_player`; raise IllegalActionError if it is not legal."""
-        legal = self._legal if self._legal is not None else self.legal_actions()
+        legal = self._legal
+        if legal is None:
+            legal = self.legal_actions()
         if type(action) is not int:  # numpy ints are fine; bools, floats and strings are not
             try:
                 action = check_action(action)
@@ -140,12 +146,18 @@ class Game:
                 raise IllegalActionError(
                     f"action {action!r} is not an action id ({error}); legal: {self._legal_text(legal)}"
                 ) from None
-        if action not in legal:
+        index = bisect_left(legal, action)  # legal is ascending; a list scan costs far more on bids
+        if index == len(legal) or legal[index] != action:
             raise IllegalActionError(self._illegal_message(action, legal))
-        rules.apply(self.state, action)
-        self.history.append(action)
-        self._legal = None
-        self.apply_forced()
+        state = self.state
+        history = self.history
+        rules.apply(state, action)
+        history.append(action)
+        legal = self._legal = rules.legal_actions(state)
+        while len(legal) == 1 and self.auto_forced:  # the forced-move loop of apply_forced, inlined: hot path
+            rules.apply(state, legal[0])
+            history.append(legal[0])
+            legal = self._legal = rules.legal_actions(state)
 
     def apply_forced(self) -> None:
         """Apply single-option decisions until a real choice (or the end) when ``auto_forced``."""

@@ -13,6 +13,8 @@ from biblios_env.engine.scoring import score
 from biblios_env.engine.state import NO_SEAT, Decision, Phase, Resume, State
 
 _PLACE_ORDER = (0, 1, 2)
+# Module constants: a global load is cheaper than an enum attribute load in these hot functions.
+_BID, _PAY, _PLACE, _TAKE, _CHURCH = Decision.BID, Decision.PAY, Decision.PLACE, Decision.TAKE, Decision.CHURCH
 
 
 def start_game(state: State) -> None:
@@ -21,18 +23,21 @@ def start_game(state: State) -> None:
 
 
 def legal_actions(state: State) -> list[int]:
-    """The legal action ids of the current decision, ascending; empty once the game is over."""
+    """The legal action ids of the current decision, ascending; empty once the game is over.
+
+    Decisions are tested most frequent first: bids outnumber all other decisions together.
+    """
     decision = state.decision
-    if decision == Decision.PLACE:
+    if decision == _BID:
+        return auctions.bid_legal_actions(state)
+    if decision == _PAY:
+        return auctions.pay_legal_actions(state)
+    if decision == _PLACE:
         quota = state.quota
         return [slot for slot in _PLACE_ORDER if quota[slot]]
-    if decision == Decision.TAKE:
-        return sorted(TAKE_BASE + card for card in state.common_area)
-    if decision == Decision.BID:
-        return auctions.bid_legal_actions(state)
-    if decision == Decision.PAY:
-        return auctions.pay_legal_actions(state)
-    if decision == Decision.CHURCH:
+    if decision == _TAKE:
+        return sorted([TAKE_BASE + card for card in state.common_area])
+    if decision == _CHURCH:
         return church.legal_actions(state)
     return []
 
@@ -40,14 +45,14 @@ def legal_actions(state: State) -> list[int]:
 def apply(state: State, action: int) -> None:
     """Apply a legal ``action`` for the current player and run play on to the next decision."""
     decision = state.decision
-    if decision == Decision.BID:
+    if decision == _BID:
         going = auctions.pass_(state) if action == PASS else auctions.bid(state, action - BID_BASE)
-    elif decision == Decision.PAY:
+    elif decision == _PAY:
         going = auctions.refuse(state) if action == REFUSE else auctions.pay(state, action - PAY_BASE)
-    elif decision == Decision.PLACE:
+    elif decision == _PLACE:
         gifts.place(state, action)
         return
-    elif decision == Decision.TAKE:
+    elif decision == _TAKE:
         going = gifts.take(state, action - TAKE_BASE) or _end_gift_turn(state)
     else:
         church.resolve(state, action)

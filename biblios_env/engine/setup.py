@@ -47,10 +47,10 @@ def deal(num_players: int, rng: np.random.Generator) -> tuple[list[int], list[in
             removed.extend(ids[int(i)] for i in rng.choice(len(ids), size=per_value, replace=False))
     removed_set = set(removed)
     rest = [card for card in range(NUM_CARDS) if card not in removed_set]
-    order = rng.permutation(len(rest))
+    order = rng.permutation(len(rest)).tolist()  # Python ints in one call, not one numpy scalar per card
     random_removals = RANDOM_REMOVALS[num_players]
-    removed.extend(rest[int(i)] for i in order[:random_removals])
-    deck = [rest[int(i)] for i in order[random_removals:]]
+    removed.extend(rest[i] for i in order[:random_removals])
+    deck = [rest[i] for i in order[random_removals:]]
     return deck, sorted(removed)
 
 

@@ -1,9 +1,11 @@
 """What one seat knows (RULES §7), as a :class:`PlayerView` built from the full state.
 
-This module is the single place that decides what is visible to whom: observation
-encoders, renderers and agents get a ``PlayerView`` (or its encoding), never the
-:class:`State`. Seats in a view are *relative* to the viewer: 0 is the viewer, 1 the
-player to their left, and so on, so one policy can serve every seat and player count.
+This module decides what is visible to whom: renderers and agents get a ``PlayerView``
+(or its encoding), never the :class:`State`. The one exception is the environment's fast
+observation path, :func:`biblios_env.observations.encode_state`, which repeats these rules
+field for field and is tested to give exactly the encoding of this view. Seats in a view
+are *relative* to the viewer: 0 is the viewer, 1 the player to their left, and so on, so
+one policy can serve every seat and player count.
 
 Views are built at every environment step, so they share the state's lists instead of
 copying them: treat a view as read-only and copy what you keep.
