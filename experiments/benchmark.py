@@ -4,6 +4,11 @@ Prints, for 2, 3 and 4 players, random-playout games per second of the engine an
 environment steps per second through the AEC API (``last()`` builds the acting agent's
 observation and mask at every step) for ``raw_env`` and the wrapped ``env()``, and
 saves the figures as JSON. Run ``python -m experiments.benchmark`` (about a minute).
+
+Each figure is measured ``--repeats`` times, the measurements interleaved, and reported as
+the best (the least disturbed run: the convention of ``timeit``) and the median. Shared
+machines change speed by up to 2x within minutes, so compare code with the
+load-independent instruction counts in the README, not with one wall-clock run.
 """
 
 from __future__ import annotations
@@ -12,38 +17,35 @@ import argparse
 import json
 import platform
 import random
+import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from biblios_env import env, raw_env
 from biblios_env.engine import Game
 
 
-def engine_games_per_second(num_players: int, games: int, seed: int) -> tuple[float, float]:
-    """Random playouts straight on the engine; returns (games/s, decisions/s)."""
+def engine_playouts(num_players: int, games: int, seed: int) -> int:
+    """Random legal play straight on the engine; returns the decisions made (forced ones excluded)."""
     chooser = random.Random(seed)
     decisions = 0
-    start = time.perf_counter()
     for index in range(games):
         game = Game(num_players, seed=seed + index)
         while not game.is_over:
             legal = game.legal_actions()
             game.apply(legal[int(chooser.random() * len(legal))])  # uniform; cheaper than randrange
             decisions += 1
-    elapsed = time.perf_counter() - start
-    return games / elapsed, decisions / elapsed
+    return decisions
 
 
-def env_steps_per_second(make: Any, num_players: int, games: int, seed: int) -> float:
-    """Steps/s through the AEC loop: ``last()`` (observation + mask), a random legal action, ``step()``."""
+def env_playouts(make: Any, num_players: int, games: int, seed: int) -> int:
+    """Random legal play through the AEC loop, ``last()`` (observation + mask) then ``step()``;
+    returns the steps made."""
     environment = make(num_players)
     chooser = random.Random(seed)
     steps = 0
-    start = time.perf_counter()
     for index in range(games):
         environment.reset(seed=seed + index)
         for _agent in environment.agent_iter():
@@ -51,46 +53,73 @@ def env_steps_per_second(make: Any, num_players: int, games: int, seed: int) -> 
             if terminated or truncated:
                 environment.step(None)
                 continue
-            legal = np.flatnonzero(observation["action_mask"])
-            environment.step(int(legal[chooser.randrange(len(legal))]))
+            legal = observation["action_mask"].nonzero()[0]  # the cheapest way to list the legal ids
+            environment.step(int(legal[int(chooser.random() * len(legal))]))
             steps += 1
+    return steps
+
+
+def engine_games_per_second(num_players: int, games: int, seed: int) -> tuple[float, float]:
+    """Engine random playouts; returns (games/s, decisions/s)."""
+    start = time.perf_counter()
+    decisions = engine_playouts(num_players, games, seed)
+    elapsed = time.perf_counter() - start
+    return games / elapsed, decisions / elapsed
+
+
+def env_steps_per_second(make: Any, num_players: int, games: int, seed: int) -> float:
+    """Steps/s of :func:`env_playouts` for ``make`` (``raw_env`` or ``env``)."""
+    start = time.perf_counter()
+    steps = env_playouts(make, num_players, games, seed)
     return steps / (time.perf_counter() - start)
+
+
+def _measure(num_players: int, args: argparse.Namespace) -> dict[str, list[float]]:
+    """``args.repeats`` interleaved measurements of each figure for ``num_players``."""
+    runs: dict[str, list[float]] = {"engine_games_per_s": [], "engine_decisions_per_s": [],
+                                    "raw_env_steps_per_s": [], "env_steps_per_s": []}
+    for _ in range(args.repeats):
+        games_per_second, decisions_per_second = engine_games_per_second(num_players, args.engine_games, args.seed)
+        runs["engine_games_per_s"].append(games_per_second)
+        runs["engine_decisions_per_s"].append(decisions_per_second)
+        runs["raw_env_steps_per_s"].append(env_steps_per_second(raw_env, num_players, args.env_games, args.seed))
+        runs["env_steps_per_s"].append(env_steps_per_second(env, num_players, args.env_games, args.seed))
+    return runs
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--engine-games", type=int, default=400, help="engine playouts per player count")
-    parser.add_argument("--env-games", type=int, default=60, help="environment games per player count")
+    parser.add_argument("--engine-games", type=int, default=200, help="engine playouts per player count and repeat")
+    parser.add_argument("--env-games", type=int, default=30, help="environment games per player count and repeat")
+    parser.add_argument("--repeats", type=int, default=5, help="measurements of each figure (best and median reported)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("results/benchmark.json"), help="where to save the JSON")
     args = parser.parse_args(argv)
-    for name in ("engine_games", "env_games"):
+    for name in ("engine_games", "env_games", "repeats"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
 
     rows = []
     for num_players in (2, 3, 4):
-        games_per_second, decisions_per_second = engine_games_per_second(num_players, args.engine_games, args.seed)
-        raw = env_steps_per_second(raw_env, num_players, args.env_games, args.seed)
-        wrapped = env_steps_per_second(env, num_players, args.env_games, args.seed)
-        rows.append(
-            {
-                "players": num_players,
-                "engine_games_per_s": round(games_per_second, 1),
-                "engine_decisions_per_s": round(decisions_per_second),
-                "raw_env_steps_per_s": round(raw),
-                "env_steps_per_s": round(wrapped),
-            }
-        )
+        runs = _measure(num_players, args)
+        row: dict[str, Any] = {"players": num_players}
+        for name, values in runs.items():
+            row[name] = round(max(values), 1)
+            row[name.replace("_per_s", "_per_s_median")] = round(statistics.median(values), 1)
+        row["runs"] = {name: [round(value, 1) for value in values] for name, values in runs.items()}
+        rows.append(row)
         print(
-            f"{num_players} players: engine {games_per_second:7.1f} games/s ({decisions_per_second:,.0f} decisions/s)"
-            f" | raw_env {raw:8,.0f} steps/s | env() {wrapped:8,.0f} steps/s",
+            f"{num_players} players (best | median of {args.repeats}): "
+            f"engine {row['engine_games_per_s']:6.1f} | {row['engine_games_per_s_median']:6.1f} games/s"
+            f"  raw_env {row['raw_env_steps_per_s']:8,.0f} | {row['raw_env_steps_per_s_median']:8,.0f} steps/s"
+            f"  env() {row['env_steps_per_s']:8,.0f} | {row['env_steps_per_s_median']:8,.0f} steps/s",
             flush=True,
         )
     result = {
         "command": "python -m experiments.benchmark " + " ".join(argv if argv is not None else sys.argv[1:]),
         "python": platform.python_version(),
         "machine": platform.machine(),
+        "repeats": args.repeats,
         "rows": rows,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

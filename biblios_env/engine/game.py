@@ -149,27 +149,19 @@ class Game:
         index = bisect_left(legal, action)  # legal is ascending; a list scan costs far more on bids
         if index == len(legal) or legal[index] != action:
             raise IllegalActionError(self._illegal_message(action, legal))
-        state = self.state
-        history = self.history
-        rules.apply(state, action)
-        history.append(action)
-        legal = self._legal = rules.legal_actions(state)
-        while len(legal) == 1 and self.auto_forced:  # the forced-move loop of apply_forced, inlined: hot path
-            rules.apply(state, legal[0])
-            history.append(legal[0])
-            legal = self._legal = rules.legal_actions(state)
+        rules.apply(self.state, action)
+        self.history.append(action)
+        self.apply_forced()
 
     def apply_forced(self) -> None:
-        """Apply single-option decisions until a real choice (or the end) when ``auto_forced``."""
-        if not self.auto_forced:
-            return
+        """Cache the next decision's legal actions and, when ``auto_forced``, apply
+        single-option decisions until a real choice (or the end)."""
         state = self.state
-        while True:
-            legal = self._legal = rules.legal_actions(state)
-            if len(legal) != 1:
-                return
+        legal = self._legal = rules.legal_actions(state)
+        while len(legal) == 1 and self.auto_forced:
             rules.apply(state, legal[0])
             self.history.append(legal[0])
+            legal = self._legal = rules.legal_actions(state)
 
     def _illegal_message(self, action: object, legal: list[int]) -> str:
         try:

@@ -1,0 +1,86 @@
+"""Load-independent speed figures: CPU instructions per engine decision and per environment step.
+
+Wall-clock rates on shared machines swing by up to 2x within minutes; instruction counts
+do not. This script runs the benchmark's loops (random legal play, 3 players by default)
+under valgrind's callgrind twice, once with no games to count the start-up (imports,
+first game), and reports the difference per decision / per step. Needs ``valgrind``
+(``apt-get install valgrind``); takes a few minutes, as valgrind runs code ~50x slower.
+
+    python -m experiments.instruction_count            # engine, raw_env and env()
+    python -m experiments.instruction_count --games 5 --players 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from biblios_env import env, raw_env
+from experiments.benchmark import engine_playouts, env_playouts
+
+LOOPS = ("engine", "raw_env", "env")
+_START_UP_SEED = 10_000
+
+
+def run_loop(loop: str, num_players: int, games: int) -> int:
+    """Play ``games`` random games through ``loop``; returns the decisions (engine) or steps made.
+
+    A first game is always played, uncounted, so that lazy imports and caches count as start-up.
+    """
+    if loop == "engine":
+        engine_playouts(num_players, 1, seed=_START_UP_SEED)
+        return engine_playouts(num_players, games, seed=0)
+    make = raw_env if loop == "raw_env" else env
+    env_playouts(make, num_players, 1, seed=_START_UP_SEED)
+    return env_playouts(make, num_players, games, seed=0)
+
+
+def _instructions(loop: str, num_players: int, games: int) -> tuple[int, int]:
+    """(instructions, decisions or steps) of one run under callgrind."""
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "callgrind.out"
+        command = [
+            "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+            sys.executable, "-m", "experiments.instruction_count",
+            "--inner", loop, "--players", str(num_players), "--games", str(games),
+        ]
+        finished = subprocess.run(command, capture_output=True, text=True, check=True)
+    collected = re.search(r"Collected : (\d+)", finished.stderr)
+    counted = re.search(r"^count (\d+)$", finished.stdout, re.MULTILINE)
+    if collected is None or counted is None:
+        raise RuntimeError(f"could not read valgrind's output:\n{finished.stdout}\n{finished.stderr}")
+    return int(collected.group(1)), int(counted.group(1))
+
+
+def main(argv: list[str] | None = None) -> dict[str, float]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--players", type=int, default=3, choices=(2, 3, 4))
+    parser.add_argument("--games", type=int, default=10, help="games counted per loop (after the start-up game)")
+    parser.add_argument("--loops", nargs="+", default=list(LOOPS), choices=LOOPS)
+    parser.add_argument("--inner", choices=LOOPS, help=argparse.SUPPRESS)  # the run under valgrind
+    args = parser.parse_args(argv)
+    if args.inner:
+        print(f"count {run_loop(args.inner, args.players, args.games)}")
+        return {}
+    if args.games < 1:
+        parser.error(f"--games must be at least 1, got {args.games}")
+    if shutil.which("valgrind") is None:
+        parser.error("valgrind is not installed (apt-get install valgrind)")
+    results = {}
+    for loop in args.loops:
+        base, _ = _instructions(loop, args.players, 0)
+        total, count = _instructions(loop, args.players, args.games)
+        results[loop] = (total - base) / count
+        unit = "decision" if loop == "engine" else "step"
+        print(f"{loop:8s} {args.players} players: {results[loop] / 1000:6.1f}k instructions per {unit} "
+              f"({count:,} {unit}s in {args.games} games)", flush=True)
+    return results
+
+
+if __name__ == "__main__":
+    main()
