@@ -62,7 +62,7 @@ from biblios_env.engine.game import Game
 from biblios_env.engine.setup import check_num_players
 from biblios_env.engine.views import player_view
 from biblios_env.pettingzoo_env import RESET_OPTIONS, raw_env
-from biblios_env.text import table_text
+from biblios_env.text import game_text, render
 
 #: The Gymnasium registry id (``gymnasium.make(GYM_ENV_ID, num_players=3)``), registered on import.
 GYM_ENV_ID: Final = "biblios/BibliosGym-v0"
@@ -288,19 +288,8 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         return self._mask.copy()
 
     def render(self) -> str | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'.")
-            return None
         game = self._game
-        view = player_view(game.state, self.learner_seat)
-        text = table_text(view, None if game.is_over else game.legal_actions())
-        if game.is_over:
-            state = game.state
-            text += f"\nFinal VP: {state.vp}; winners: {state.winners}; learner: seat {self.learner_seat}"
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render(lambda: game_text(game, self.learner_seat), self.render_mode)
 
     def close(self) -> None:
         for env in self.envs.values():

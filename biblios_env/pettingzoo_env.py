@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-import gymnasium
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
@@ -43,7 +42,7 @@ from biblios_env.engine.game import AUCTION_ORDERS, Game
 from biblios_env.engine.setup import check_num_players, check_seat
 from biblios_env.engine.views import PlayerView, player_view
 from biblios_env.observations import MAX_PLAYERS, OBSERVATION_SIZE, SLICES, encode_state
-from biblios_env.text import table_text
+from biblios_env.text import game_text, render
 
 REWARDS: Final = ("win", "vp")
 RESET_OPTIONS: Final = ("deck", "auction_order", "first_player")
@@ -220,19 +219,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         return out
 
     def render(self) -> str | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'.")
-            return None
         game = self._require_game()
-        viewer = game.current_player if not game.is_over else 0
-        text = table_text(player_view(game.state, viewer), game.legal_actions() if not game.is_over else None)
-        if game.is_over:
-            state = game.state
-            text += f"\nFinal VP: {state.vp}; winners: {', '.join(f'player_{s}' for s in state.winners)}"
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render(lambda: game_text(game, game.current_player if not game.is_over else 0), self.render_mode)
 
     def close(self) -> None:
         self.game = None

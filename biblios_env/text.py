@@ -6,10 +6,15 @@ player's hidden cards.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import gymnasium
+
 from biblios_env.actions import describe
 from biblios_env.cards import CATEGORY_NAMES, card_name, gold_value
+from biblios_env.engine.game import Game
 from biblios_env.engine.state import NO_CARD, NO_SEAT, Decision, Phase
-from biblios_env.engine.views import PlayerView
+from biblios_env.engine.views import PlayerView, player_view
 
 _PHASE_TITLES = ("Gifts", "Auctions", "Game over")
 
@@ -57,3 +62,26 @@ def table_text(view: PlayerView, legal_actions: list[int] | None = None) -> str:
         lines.append("Legal: " + ", ".join(f"{a}={describe(a)}" for a in legal_actions[:12])
                      + (f", ... ({len(legal_actions) - 12} more)" if len(legal_actions) > 12 else ""))
     return "\n".join(lines)
+
+
+def game_text(game: Game, viewer: int) -> str:
+    """The table seen by seat ``viewer``, with the legal actions while the game runs and the
+    final VP and winners once it is over."""
+    text = table_text(player_view(game.state, viewer), None if game.is_over else game.legal_actions())
+    if game.is_over:
+        state = game.state
+        text += f"\nFinal VP: {state.vp}; winners: {', '.join(f'player_{seat}' for seat in state.winners)}"
+    return text
+
+
+def render(text_of: Callable[[], str], render_mode: str | None) -> str | None:
+    """The environments' ``render()``: ``"ansi"`` returns the text, ``"human"`` prints it, and
+    without a render mode Gymnasium's warning is logged (the text is not even built)."""
+    if render_mode is None:
+        gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'.")
+        return None
+    text = text_of()
+    if render_mode == "human":
+        print(text)
+        return None
+    return text
