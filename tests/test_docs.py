@@ -1,10 +1,12 @@
-"""The docs cannot drift: generated tables in the README match the code, and CI runs the
-README's test command."""
+"""The docs cannot drift: generated tables in the README match the code, its Python examples
+run, and CI runs the README's test command."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+
+import pytest
 
 from biblios_env.actions import table_markdown
 from biblios_env.observations import layout_markdown
@@ -32,3 +34,12 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     command = re.search(r"```bash\n(.+?)\n```", test_section, re.S).group(1).strip()  # type: ignore[union-attr]
     ci_commands = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
     assert ci_commands[-1] == command
+
+
+def test_readme_python_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every ```python block of the README runs as written (in a scratch folder: they save files)."""
+    blocks = re.findall(r"```python\n(.*?)```", README, re.S)
+    assert blocks
+    monkeypatch.chdir(tmp_path)
+    for index, block in enumerate(blocks):
+        exec(compile(block, f"README.md python block {index}", "exec"), {})
