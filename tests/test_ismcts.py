@@ -1,12 +1,15 @@
 """The IS-MCTS agent (agents.ismcts): legal moves only, determinism given a seed and an
-iteration budget, the time budget, and the search's action abstraction."""
+iteration budget, the time budget, the heuristic default and its gate, and the search's
+action abstraction."""
 
 from __future__ import annotations
 
+import random
 import time
 
 import pytest
 
+from agents.heuristics import ValueAgent
 from agents.ismcts import PAY_MOVE, ISMCTSAgent
 from agents.random_agent import RandomAgent
 from biblios_env.actions import BID_BASE, PASS, REFUSE
@@ -50,9 +53,67 @@ def test_ismcts_plays_only_legal_moves(num_players: int, options: dict) -> None:
     assert game.is_over
 
 
-def test_ismcts_flat_mode_plays_only_legal_moves() -> None:
-    _, chosen = play([ISMCTSAgent(iterations=4, mode="flat"), RandomAgent()], seed=9, max_decisions=80)
+def test_ismcts_tree_mode_searching_every_decision_plays_only_legal_moves() -> None:
+    agent = ISMCTSAgent(iterations=4, mode="tree", searched="place-take-bid-pay-church")
+    _, chosen = play([agent, RandomAgent()], seed=9, max_decisions=80)
     assert chosen
+
+
+def heuristic_twin(agent: ISMCTSAgent, seat: int, num_players: int) -> ValueAgent:
+    """A value agent whose generator is in the state of ``agent``'s (it proposes the same move)."""
+    twin = ValueAgent()
+    twin.start_game(seat, num_players)
+    twin.rng = random.Random()
+    twin.rng.setstate(agent.rng.getstate())
+    return twin
+
+
+def replay_against_twin(agent: ISMCTSAgent, seed: int, decisions: int) -> list[tuple[Decision, int, int, dict]]:
+    """Play ``agent`` (seat 0) against random play; per own decision with a choice: the
+    decision, the agent's action, the heuristic's action from the same generator state, and
+    ``last_search``."""
+    game = Game(2, seed=seed)
+    agent.start_game(0, 2, seed=seed)
+    opponent = RandomAgent()
+    opponent.start_game(1, 2, seed=seed)
+    records = []
+    while not game.is_over and len(records) < decisions:
+        seat = game.current_player
+        legal = list(game.legal_actions())
+        observation = AgentObservation(player_view(game.state, seat), legal)
+        if seat != 0:
+            game.apply(opponent.act(observation))
+            continue
+        if len(legal) == 1:
+            game.apply(agent.act(observation))
+            continue
+        proposal = heuristic_twin(agent, 0, 2).act(observation)
+        action = agent.act(observation)
+        assert action in legal
+        records.append((game.state.decision, action, proposal, dict(agent.last_search)))
+        game.apply(action)
+    return records
+
+
+def test_unsearched_decisions_are_the_heuristics_and_bids_are_searched() -> None:
+    records = replay_against_twin(ISMCTSAgent(iterations=3), seed=11, decisions=60)
+    assert any(decision == Decision.BID for decision, *_ in records)
+    for decision, action, proposal, search in records:
+        if decision != Decision.BID:
+            assert action == proposal
+            assert not search
+        elif search:
+            assert search["iterations"] == 3
+            assert search["simulated_decisions"] > 3
+
+
+def test_gate_keeps_the_heuristics_bid_unless_the_evidence_is_clear() -> None:
+    """An infinite gate never overrules the heuristic; without a gate the best mean is played,
+    which differs from the heuristic somewhere in a game."""
+    kept = replay_against_twin(ISMCTSAgent(iterations=4, gate=float("inf")), seed=12, decisions=60)
+    assert all(action == proposal for _, action, proposal, _ in kept)
+    free = replay_against_twin(ISMCTSAgent(iterations=4, gate=0.0), seed=12, decisions=60)
+    assert any(action != proposal for decision, action, proposal, _ in free if decision == Decision.BID)
 
 
 def test_ismcts_is_deterministic_given_seed_and_iterations() -> None:
@@ -62,7 +123,7 @@ def test_ismcts_is_deterministic_given_seed_and_iterations() -> None:
 
 
 def test_ismcts_respects_its_time_budget() -> None:
-    agent = ISMCTSAgent(iterations=None, time_limit=0.05)
+    agent = ISMCTSAgent(iterations=None, time_limit=0.05, searched="place")
     game = Game(3, seed=4)
     agent.start_game(game.current_player, 3, seed=1)
     observation = AgentObservation(player_view(game.state, game.current_player), list(game.legal_actions()))
@@ -79,6 +140,10 @@ def test_ismcts_needs_a_budget() -> None:
         ISMCTSAgent(iterations=None, time_limit=None)
     with pytest.raises(ValueError, match="bid_raises"):
         ISMCTSAgent(bid_raises=(0,))
+    with pytest.raises(ValueError, match="searched"):
+        ISMCTSAgent(searched="bid-auction")
+    with pytest.raises(ValueError, match="gate"):
+        ISMCTSAgent(gate=-1.0)
 
 
 def test_bids_searched_are_pass_and_payable_raises() -> None:
