@@ -84,6 +84,18 @@ def church_action_deltas(action: int, card: int) -> tuple[tuple[int, int], ...]:
     return ((first, delta), (second, delta))
 
 
+def cards_affordable(value: float, costs: Iterable[float]) -> int:
+    """How many cards, cheapest first, can be given up before their summed cost reaches
+    ``value``: the bid limit on a gold card, which is paid with that many cards of any kind."""
+    limit, spent = 0, 0.0
+    for cost in sorted(costs):
+        spent += cost + 1e-6  # a free card still counts: never give away a hand for nothing
+        if spent >= value:
+            break
+        limit += 1
+    return limit
+
+
 def cheapest_cover(golds: Iterable[int], amount: int) -> list[int]:
     """The gold cards whose values cover ``amount`` with the least overpayment (no change is
     given, RULES §5); among equal totals, the fewest cards (small coins stay for exact payments).

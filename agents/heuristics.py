@@ -18,7 +18,7 @@ import math
 import random
 from typing import Any
 
-from agents.card_values import Assessment, assignment_patterns, cheapest_cover
+from agents.card_values import Assessment, assignment_patterns, cards_affordable, cheapest_cover
 from biblios_env.actions import (
     BID_BASE,
     CHURCH_DECLINE,
@@ -177,15 +177,8 @@ class HeuristicAgent:
         card = view.auction_card
         coin = self.coin_value(view, assessment)
         if IS_GOLD[card]:
-            value = assessment.gain(card, coin)
-            costs = sorted(assessment.loss(other, coin) for other in assessment.hand)
-            limit, spent = 0, 0.0
-            for cost in costs:
-                spent += cost + 1e-6
-                if spent >= value:
-                    break
-                limit += 1
-            return limit
+            costs = (assessment.loss(other, coin) for other in assessment.hand)
+            return cards_affordable(assessment.gain(card, coin), costs)
         value = self.purchase_value(assessment, card, coin)
         if value <= 0:
             return 0

@@ -68,7 +68,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from agents.card_values import assignment_patterns, church_action_deltas
+from agents.card_values import assignment_patterns, cards_affordable, church_action_deltas
 from agents.heuristics import ValueAgent
 from biblios_env.actions import BID_BASE, CHURCH_DECLINE, MAX_BID, PASS, PAY_BASE, REFUSE, TAKE_BASE
 from biblios_env.agent_interface import AgentObservation
@@ -472,18 +472,11 @@ class RolloutPolicy:
         coin = self.coin_value(state, seat)
         noise = 1.0 - self.bid_noise + 2.0 * self.bid_noise * self.rng.random() if self.bid_noise else 1.0
         if _GOLD[card]:
-            value = self.gain(race, state, seat, card, coin) * noise
-            costs = sorted(
+            costs = (
                 race.loss(seat, other, hand) if _CAT[other] >= 0 else (coin * _VAL[other] if _GOLD[other] else 0.0)
                 for other in hand
             )
-            limit, spent = 0, 0.0
-            for cost in costs:
-                spent += cost + 1e-6
-                if spent >= value:
-                    break
-                limit += 1
-            return min(limit, MAX_BID)
+            return min(cards_affordable(self.gain(race, state, seat, card, coin) * noise, costs), MAX_BID)
         value = (self.gain(race, state, seat, card, coin) + self.denial * self.harm(race, seat, card, coin)) * noise
         if value <= 0:
             return 0
@@ -581,6 +574,12 @@ class _Node:
     def __init__(self) -> None:
         self.stats: dict[int, list[float]] = {}
         self.children: dict[tuple[Any, ...], _Node] = {}
+
+
+def _budget_left(done: int, budget: int | None, deadline: float | None) -> bool:
+    """Another search iteration fits: under the iteration cap and before the deadline (the
+    first iteration always runs, so every search returns a move)."""
+    return (budget is None or done < budget) and (deadline is None or not done or time.perf_counter() < deadline)
 
 
 class ISMCTSAgent:
@@ -724,9 +723,7 @@ class ISMCTSAgent:
         root_actions: dict[int, int] = {}
         simulated = 0
         iteration = 0
-        while (budget is None or iteration < budget) and (
-            deadline is None or not iteration or time.perf_counter() < deadline
-        ):
+        while _budget_left(iteration, budget, deadline):
             iteration += 1
             state = sample_state(view, rng)
             node = root
@@ -809,9 +806,7 @@ class ISMCTSAgent:
         budget = self.iterations
         rounds = 0
         simulated = 0
-        while (budget is None or rounds < budget) and (
-            deadline is None or not rounds or time.perf_counter() < deadline
-        ):
+        while _budget_left(rounds, budget, deadline):
             rounds += 1
             base = sample_state(view, rng)
             chance_seed = rng.getrandbits(63)
