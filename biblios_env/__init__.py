@@ -6,12 +6,12 @@ observation layout in :mod:`biblios_env.observations`.
 """
 
 from biblios_env.engine import Game, IllegalActionError
+from biblios_env.layout import ENV_ID, LAYOUT_FINGERPRINT
 from biblios_env.pettingzoo_env import env, raw_env
 
 __version__ = "0.1.0"
-ENV_ID = "biblios/Biblios-v0"
 
-__all__ = ["ENV_ID", "Game", "IllegalActionError", "env", "raw_env"]
+__all__ = ["ENV_ID", "LAYOUT_FINGERPRINT", "Game", "IllegalActionError", "env", "raw_env"]
 
 
 def _register() -> None:

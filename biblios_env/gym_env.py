@@ -1,8 +1,8 @@
-"""Biblios for one learning seat as a Gymnasium environment (``biblios_gym_v0``), for SB3 / sb3-contrib.
+"""Biblios for one learning seat as a Gymnasium environment (``biblios_gym_v1``), for SB3 / sb3-contrib.
 
 | | |
 |---|---|
-| Import | `from biblios_env.gym_env import BibliosGymEnv`; `gymnasium.make("biblios/BibliosGym-v0")` |
+| Import | `from biblios_env.gym_env import BibliosGymEnv`; `gymnasium.make("biblios/BibliosGym-v1")` |
 | Learner | one seat, fixed (`learner_seat=s`) or drawn per episode (`learner_seat=None`) |
 | Opponents | the other seats, played by objects implementing the `Agent` protocol |
 | Action space | `Discrete(266)` (`biblios_env.actions`); legal ones from `action_masks()` |
@@ -43,7 +43,8 @@ with seeds drawn from the env's generator, so a seeded reset replays the same ep
 :meth:`BibliosGymEnv.set_opponents` swaps the source between episodes (through a VecEnv:
 ``vec_env.env_method("set_opponents", pool)``).
 
-Version history: v0 — first release.
+Version history: v1 — follows the PettingZoo env's v1 (a payment in progress is seen only by
+the payer); v0 — first release.
 """
 
 from __future__ import annotations
@@ -61,11 +62,10 @@ from biblios_env.agent_interface import Agent, AgentObservation
 from biblios_env.engine.game import Game
 from biblios_env.engine.setup import check_num_players
 from biblios_env.engine.views import player_view
+from biblios_env.layout import GYM_ENV_ID
 from biblios_env.pettingzoo_env import RESET_OPTIONS, raw_env
 from biblios_env.text import game_text, render
 
-#: The Gymnasium registry id (``gymnasium.make(GYM_ENV_ID, num_players=3)``), registered on import.
-GYM_ENV_ID: Final = "biblios/BibliosGym-v0"
 ILLEGAL_ACTIONS: Final = ("raise", "forfeit")
 #: Keys ``reset(options=...)`` accepts besides the PettingZoo env's (``deck``, ``auction_order``, ``first_player``).
 GYM_RESET_OPTIONS: Final = ("learner_seat", "num_players")
@@ -143,7 +143,7 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         forfeit_reward: the reward of a forfeited episode.
     """
 
-    metadata: dict[str, Any] = {"name": "biblios_gym_v0", "render_modes": ["ansi", "human"], "render_fps": 1}
+    metadata: dict[str, Any] = {"name": "biblios_gym_v1", "render_modes": ["ansi", "human"], "render_fps": 1}
 
     def __init__(
         self,

@@ -44,7 +44,7 @@ PIECES: Final[tuple[Piece, ...]] = (
     Piece("own_auction_cards", NUM_CARDS, "the observer's cards still face down in the auction pile"),
     Piece("auction_card", NUM_CARDS, "the card under auction"),
     Piece("church_card", NUM_CARDS, "the church card being resolved"),
-    Piece("payment_cards", NUM_CARDS, "payment cards picked so far that the observer can see"),
+    Piece("payment_cards", NUM_CARDS, "cards the observer has picked so far for its own payment in progress"),
     Piece("known_discard", NUM_CARDS, "discarded cards the observer knows: public ones and own face-down ones"),
     Piece(
         "opponent_cards",
@@ -69,7 +69,7 @@ PIECES: Final[tuple[Piece, ...]] = (
     Piece("hand_gold", 1, "coins in the observer's hand / 66", 1 / MAX_BID),
     Piece("quota", 3, "placements left this gift turn: keep (/1), auction (/1), common (/3)", (1.0, 1.0, 1 / 3)),
     Piece("high_bid", 1, "highest bid on the card under auction / 66", 1 / MAX_BID),
-    Piece("payment_progress", 2, "payment so far: cards picked / 66 and coins picked / 66", 1 / MAX_BID),
+    Piece("payment_progress", 2, "the observer's own payment so far: cards picked / 66 and coins picked / 66", 1 / MAX_BID),
     Piece("hand_sizes", MAX_PLAYERS, "per relative seat: cards in hand / 20", 1 / 20),
     Piece("pile_sizes", 3, "draw pile / 80, auction pile / 20, common area / 3", (1 / 80, 1 / 20, 1 / 3)),
 )
@@ -185,8 +185,8 @@ def encode_state(state: State, seat: int, out: np.ndarray | None = None) -> np.n
 
     The environment observes at every step, and the view's 42 fields cost about as much as
     the encoding itself. Visibility follows :func:`~biblios_env.engine.views.player_view`
-    field for field (drawn and kept cards only to their owner, payment cards only when they
-    are face up or the observer pays, only the observer's own face-down discards); a
+    field for field (drawn and kept cards only to their owner, a payment in progress only to the
+    payer, only the observer's own face-down discards); a
     property test checks both paths give identical vectors over random games of every size.
     """
     n = state.num_players
@@ -196,9 +196,12 @@ def encode_state(state: State, seat: int, out: np.ndarray | None = None) -> np.n
     auction_card = state.auction_card
     high_bidder = state.high_bidder
     bidding = auction_card != NO_CARD
-    payment_visible = high_bidder == seat or (bidding and not IS_GOLD[auction_card])
     payment = state.payment
+    own_payment = high_bidder == seat  # only the payer sees a payment in progress (RULES §5, §7)
     hands = state.hands
+    hand_sizes = [len(hand) for hand in hands[seat:] + hands[:seat]]
+    if payment and not own_payment:
+        hand_sizes[(high_bidder - seat) % n] += len(payment)
     return _pack(
         n,
         state.phase,
@@ -221,13 +224,13 @@ def encode_state(state: State, seat: int, out: np.ndarray | None = None) -> np.n
         NO_SEAT if high_bidder == NO_SEAT else (high_bidder - seat) % n,
         state.passed[seat:] + state.passed[:seat],
         state.excluded[seat:] + state.excluded[:seat],
-        payment if payment_visible else (),
-        len(payment) if bidding else 0,
-        state.payment_value if bidding else 0,
+        payment if own_payment else (),
+        len(payment) if own_payment else 0,
+        state.payment_value if own_payment else 0,
         state.public_discard_row,
         state.private_discard[seat],
         state.public_hand_rows[seat + 1 :] + state.public_hand_rows[:seat],
-        [len(hand) for hand in hands[seat:] + hands[:seat]],
+        hand_sizes,
         len(state.draw_pile),
         len(state.auction_pile),
         out,

@@ -1,8 +1,8 @@
-"""Biblios as a PettingZoo AEC environment (``biblios_v0``).
+"""Biblios as a PettingZoo AEC environment (``biblios_v1``).
 
 | | |
 |---|---|
-| Import | `from biblios_env import env, raw_env` or `pettingzoo.make("aec", "biblios/Biblios-v0")` |
+| Import | `from biblios_env import env, raw_env` or `pettingzoo.make("aec", "biblios/Biblios-v1")` |
 | Agents | `player_0` … `player_{N-1}`, N = 2, 3 or 4 |
 | Action space | `Discrete(266)`, the same for every player count (`biblios_env.actions`) |
 | Observation | `{"observation": Box(0, ·, (1134,), float32), "action_mask": Box(0, 1, (266,), int8)}` |
@@ -24,7 +24,12 @@ and after the end. Decisions with a single legal action are applied automaticall
 **Reset options.** ``deck`` (the draw pile after removal, top first), ``auction_order``
 (``"shuffle"`` or ``"placed"``), ``first_player`` (a seat). Unknown keys raise ValueError.
 
-Version history: v0 — first release.
+``metadata["layout"]`` is the observation/action layout fingerprint
+(:data:`biblios_env.layout.LAYOUT_FINGERPRINT`) that policy files record.
+
+Version history (``CHANGELOG.md``): v1 — a payment in progress is seen only by the payer (the
+others see no picked cards, no progress, and the payer's hand size unchanged until it
+completes; RULES §5); v0 — first release.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from biblios_env.cards import NUM_CARDS
 from biblios_env.engine.game import AUCTION_ORDERS, Game
 from biblios_env.engine.setup import check_num_players, check_seat
 from biblios_env.engine.views import PlayerView, player_view
+from biblios_env.layout import ENV_NAME, LAYOUT_FINGERPRINT
 from biblios_env.observations import MAX_PLAYERS, OBSERVATION_SIZE, SLICES, encode_state
 from biblios_env.text import game_text, render
 
@@ -62,7 +68,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     """The unwrapped environment; see the module docstring for the full documentation."""
 
     metadata: dict[str, Any] = {
-        "name": "biblios_v0",
+        "name": ENV_NAME,
+        "layout": LAYOUT_FINGERPRINT,
         "render_modes": ["ansi", "human"],
         "is_parallelizable": False,
         "render_fps": 1,

@@ -51,8 +51,10 @@ def table_text(view: PlayerView, legal_actions: list[int] | None = None) -> str:
             f"Auction: {cards_text([view.auction_card])}, high bid {view.high_bid} by "
             f"{absolute(view.high_bidder)}; passed: {', '.join(passed) or '-'}"
         )
-        if view.decision == Decision.PAY:
+        if view.decision == Decision.PAY and view.high_bidder == 0:  # only the payer sees a payment in progress
             lines.append(f"Payment so far: {view.payment_count} card(s) {cards_text(view.payment_cards)}")
+        elif view.decision == Decision.PAY:
+            lines.append(f"{absolute(view.high_bidder)} is paying")
     if view.church_card != NO_CARD:
         lines.append(f"Church card to resolve: {cards_text([view.church_card])}")
     lines.append(f"Hand of player_{seat} ({gold_value(view.hand)} gold): {cards_text(view.hand)}")

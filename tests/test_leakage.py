@@ -589,14 +589,20 @@ def check_view(state: State, seat: int, view: PlayerView, seen: set[int], face_d
     assert view.drawn_card == (state.drawn_card if placing else NO_CARD), where
     keeping = state.phase == Phase.GIFT and state.active_player == seat
     assert view.kept_card == (state.kept_card if keeping else NO_CARD), where
-    if state.auction_card != NO_CARD and IS_GOLD[state.auction_card] and state.high_bidder != seat:
-        assert view.payment_cards == [], f"{where}: sees a face-down payment in progress"
+    paying = state.payment and state.high_bidder != seat
+    if state.high_bidder != seat:  # paying is one act: only the payer sees a payment in progress (RULES §5)
+        assert view.payment_cards == [], f"{where}: sees another seat's payment in progress"
+        assert (view.payment_count, view.payment_value) == (0, 0), f"{where}: sees another seat's payment progress"
     for owner, cards_down in enumerate(face_down):
         if owner != seat:
             shown = cards_down & (cards["public_discard"] | cards["own_face_down_discard"] | cards["payment_cards"])
             assert not shown, f"{where}: sees seat {owner}'s face-down cards {sorted(shown)}"
     assert len(view.opponent_cards) == state.num_players - 1
-    assert view.hand_sizes == [len(state.hands[(seat + k) % state.num_players]) for k in range(state.num_players)]
+    n = state.num_players
+    sizes = [len(state.hands[(seat + k) % n]) for k in range(n)]
+    if paying:  # cards picked for a payment in progress still count as in the payer's hand for the others
+        sizes[(state.high_bidder - seat) % n] += len(state.payment)
+    assert view.hand_sizes == sizes, where
 
 
 def check_vector(vector: np.ndarray, seen: set[int], face_down: list[set[int]], seat: int) -> None:

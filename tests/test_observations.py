@@ -316,10 +316,14 @@ def test_auction_scenario_bids_payment_and_padding_for_two_players() -> None:
     np.testing.assert_array_equal(seen_by_0["passed"], [1, 0, 0, 0])
     np.testing.assert_array_equal(seen_by_1["passed"], [0, 1, 0, 0])
     np.testing.assert_allclose(seen_by_0["high_bid"], [5 / 66])
-    game.apply(actions.pay(56))  # a Gold 2: gold paid for a non-gold card is public (RULES §7)
-    for pieces in (observe(game, 0), observe(game, 1)):
-        np.testing.assert_array_equal(pieces["payment_cards"], indicator([56]))
-        np.testing.assert_allclose(pieces["payment_progress"], [1 / 66, 2 / 66])  # 1 card, 2 coins
+    sizes_before = [len(hand) for hand in game.state.hands]
+    game.apply(actions.pay(56))  # a Gold 2: shown to everyone only once the payment is complete (RULES §5)
+    payer, other = observe(game, 1), observe(game, 0)
+    np.testing.assert_array_equal(payer["payment_cards"], indicator([56]))
+    np.testing.assert_allclose(payer["payment_progress"], [1 / 66, 2 / 66])  # 1 card, 2 coins
+    assert not other["payment_cards"].any() and not other["payment_progress"].any(), "paying is one act"
+    np.testing.assert_allclose(other["hand_sizes"][:2], [sizes_before[0] / 20, sizes_before[1] / 20])
+    np.testing.assert_allclose(payer["hand_sizes"][0], (sizes_before[1] - 1) / 20)
     game.apply(actions.pay(57))
     game.apply(actions.pay(45))  # 2 + 2 + 1 = 5 covers the bid
     seen_by_0, seen_by_1 = observe(game, 0), observe(game, 1)
@@ -332,6 +336,24 @@ def test_auction_scenario_bids_payment_and_padding_for_two_players() -> None:
     np.testing.assert_array_equal(seen_by_0["active_player"], one_hot(1, 4))
 
 
+def test_a_payment_in_progress_changes_nothing_the_other_player_sees() -> None:
+    """Paying is one act (RULES §5): until it completes, picking cards changes no other seat's
+    observation, and a refused payment reveals none of the cards picked for it."""
+    game = auction_game()
+    for action in FIRST_AUCTION[:4]:  # seat 1 wins the Holy Books card with a bid of 5 and pays
+        game.apply(action)
+    before = encode_state(game.state, 0)
+    for card in (56, 57):  # two Gold 2 picked, 4 of 5 coins: not complete yet
+        game.apply(actions.pay(card))
+        np.testing.assert_array_equal(encode_state(game.state, 0), before)
+    discard_before = list(game.state.public_discard)
+    game.apply(actions.REFUSE)
+    seen = decode(encode_state(game.state, 0))
+    assert not seen["payment_cards"].any()
+    assert list(game.state.public_discard) == discard_before, "a refused payment reveals nothing"
+    assert not {56, 57} & set(np.flatnonzero(seen["known_discard"]).tolist())
+
+
 def test_cards_paid_for_a_gold_card_are_hidden_from_the_other_player() -> None:
     game = auction_game()
     for action in FIRST_AUCTION:
@@ -342,8 +364,8 @@ def test_cards_paid_for_a_gold_card_are_hidden_from_the_other_player() -> None:
     payer, other = observe(game, 0), observe(game, 1)
     np.testing.assert_array_equal(payer["payment_cards"], indicator([0]))
     assert not other["payment_cards"].any(), "cards paid for gold are face down (RULES §5, §7)"
-    for pieces in (payer, other):
-        np.testing.assert_allclose(pieces["payment_progress"], [1 / 66, 0])  # 1 card, no coins
+    np.testing.assert_allclose(payer["payment_progress"], [1 / 66, 0])  # 1 card, no coins
+    assert not other["payment_progress"].any(), "paying is one act: the others see no progress (RULES §5)"
     game.apply(SECOND_AUCTION[3])
     payer, other = observe(game, 0), observe(game, 1)
     assert payer["known_discard"][0] == 1 and payer["known_discard"][1] == 1
@@ -387,7 +409,10 @@ def expected_pieces(state: State, seat: int) -> dict[str, np.ndarray]:
     gift, auction = state.phase == Phase.GIFT, state.phase == Phase.AUCTION
     card = state.auction_card
     bidding = auction and card != NO_CARD  # the bidding context exists only while a card is under auction
-    payment_visible = auction and (state.high_bidder == seat or (card != NO_CARD and not IS_GOLD[card]))
+    own_payment = auction and state.high_bidder == seat  # only the payer sees a payment in progress (RULES §5)
+    hand_sizes = [len(h) for h in state.hands]
+    if state.payment and not own_payment:
+        hand_sizes[state.high_bidder] += len(state.payment)
     opponents = [indicator(state.public_hands[absolute(r)]) if r < n else np.zeros(NUM_CARDS)
                  for r in range(1, MAX_PLAYERS)]
     high_bid = state.high_bid if bidding else 0
@@ -402,7 +427,7 @@ def expected_pieces(state: State, seat: int) -> dict[str, np.ndarray]:
         "own_auction_cards": indicator(state.auction_contributions[seat]),
         "auction_card": indicator([card] if auction and card != NO_CARD else []),
         "church_card": indicator([state.church_card] if state.church_card != NO_CARD else []),
-        "payment_cards": indicator(state.payment if payment_visible else []),
+        "payment_cards": indicator(state.payment if own_payment else []),
         "known_discard": indicator(state.public_discard + state.private_discard[seat]),
         "opponent_cards": np.concatenate(opponents),
         "num_players": one_hot(n - 2, 3),
@@ -422,8 +447,8 @@ def expected_pieces(state: State, seat: int) -> dict[str, np.ndarray]:
         "quota": np.array([state.quota[0], state.quota[1], state.quota[2] / 3] if gift else [0, 0, 0]),
         "high_bid": np.array([high_bid / 66]),
         "payment_progress": np.array([len(state.payment) / 66, state.payment_value / 66]
-                                     if high_bid else [0, 0]),
-        "hand_sizes": per_relative_seat([len(h) / 20 for h in state.hands]),
+                                     if own_payment else [0, 0]),
+        "hand_sizes": per_relative_seat([size / 20 for size in hand_sizes]),
         "pile_sizes": np.array([len(state.draw_pile) / 80, len(state.auction_pile) / 20,
                                 len(state.common_area) / 3]),
     }

@@ -107,10 +107,10 @@ def test_api_test_passes_with_warnings_as_errors(num_players: int, monkeypatch: 
     # Box or Discrete" for every dict observation {"observation", "action_mask"} unless the
     # env's name is on its allowlists of PettingZoo's own classic envs that use that
     # convention (connect_four_v3, chess_v6, ...). The issue requires that convention, so
-    # biblios_v0 joins those lists; every other warning is an error.
+    # biblios_v1 joins those lists; every other warning is an error.
     api_test_module = importlib.import_module("pettingzoo.test.api_test")
-    monkeypatch.setattr(api_test_module, "env_obs_dicts", [*api_test_module.env_obs_dicts, "biblios_v0"])
-    monkeypatch.setattr(api_test_module, "env_obs_space", [*api_test_module.env_obs_space, "biblios_v0"])
+    monkeypatch.setattr(api_test_module, "env_obs_dicts", [*api_test_module.env_obs_dicts, "biblios_v1"])
+    monkeypatch.setattr(api_test_module, "env_obs_space", [*api_test_module.env_obs_space, "biblios_v1"])
     env = DropApiTestProbe(biblios_env.env(num_players))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -139,21 +139,21 @@ def test_render_test(num_players: int, capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_registered_in_pettingzoo_registry() -> None:
-    assert biblios_env.ENV_ID == "biblios/Biblios-v0"
+    assert biblios_env.ENV_ID == "biblios/Biblios-v1"
     env = pettingzoo.make("aec", biblios_env.ENV_ID, num_players=3)
     assert isinstance(env, pettingzoo.AECEnv)
     assert isinstance(env.unwrapped, raw_env)
     assert env.unwrapped.num_players == 3
     env.reset(seed=1)
     assert env.agents == ["player_0", "player_1", "player_2"]
-    assert env.metadata["name"] == "biblios_v0"
+    assert env.metadata["name"] == "biblios_v1"
 
 
 def test_metadata() -> None:
     metadata = raw_env.metadata
-    assert metadata["name"] == "biblios_v0"
+    assert metadata["name"] == "biblios_v1"
     assert set(metadata["render_modes"]) == {"ansi", "human"}
-    assert biblios_env.env(2).metadata["name"] == "biblios_v0"
+    assert biblios_env.env(2).metadata["name"] == "biblios_v1"
 
 
 # ----------------------------------------------------------------- agents and spaces

@@ -8,21 +8,21 @@ viewer does not know are a known set, and they are dealt to the places the viewe
 
 What the viewer knows where (RULES §7) stays put: its hand, the card it is placing or kept, its
 own cards on the auction pile (at their positions when auctions follow the placed order), its
-face-down discards, the common area, the card under auction, the church card, visible payments,
-public discards. Every other card is dealt, respecting everything public:
+face-down discards, the common area, the card under auction, the church card, its own payment
+in progress, public discards. Every other card is dealt, respecting everything public:
 
 * **Known opponent cards.** A card publicly seen entering an opponent's hand (taken from the
   common area, won at auction), or given to that opponent in a penalty by the viewer, is in
   that opponent's hand — unless the opponent has since lost cards unseen (face-down payments
-  for gold cards, penalties, blind discards, or a face-down payment in progress). Public cards
+  for gold cards, penalties, blind discards). Public cards
   acquired after the opponent's last unseen loss are certain. The others may be gone: each
   independently of order, as if the opponent's current hand slots and its unseen-loss slots
   were equally likely to hold it (sampling without replacement). A card that left goes to one of
-  the opponent's own loss slots: its face-down discards, the payment in progress, or the hand of
-  the player who received a penalty card from it. Such cards never go back to the draw pile,
+  the opponent's own loss slots: its face-down discards or the hand of the player who received
+  a penalty card from it. Such cards never go back to the draw pile,
   the auction pile or the removed cards.
 * **Never-seen cards** fill every remaining hidden slot uniformly at random: opponents' hand
-  slots and face-down discards, a hidden payment, the card an opponent is placing or has kept
+  slots and face-down discards, the card an opponent is placing or has kept
   face down, the removed cards, the draw pile and the other players' cards on the auction pile.
   The setup rule that 2 (3) players remove two (one) gold cards of each value (RULES §2) is
   respected exactly: the required gold cards are dealt to the removed pile first, from the
@@ -30,8 +30,9 @@ public discards. Every other card is dealt, respecting everything public:
 
 Simplifications (documented, not contradicted by any view): opponents are assumed to choose
 their kept cards, face-down payments and so on independently of the cards' identities (the
-usual IS-MCTS assumption), and a card that changed hands twice unseen is placed after its first
-move only. The sampled state carries a fresh random generator, so its future chance events
+usual IS-MCTS assumption), a card that changed hands twice unseen is placed after its first
+move only, and an opponent's payment in progress is sampled as not yet begun (paying is one act,
+RULES §5: the cards picked so far are in that opponent's hand as far as the viewer can tell). The sampled state carries a fresh random generator, so its future chance events
 (auction shuffle, penalty picks) are new too.
 """
 
@@ -53,7 +54,7 @@ REMOVED_COUNT: Final = {n: NUM_CARDS - size for n, size in DECK_SIZE.items()}
 #: Gift turns in a game, by player count: each turn draws N + 1 cards (RULES §3).
 GIFT_TURNS: Final = {n: size // (n + 1) for n, size in DECK_SIZE.items()}
 
-_HAND, _FACE_DOWN, _PAYMENT = 0, 1, 2
+_HAND, _FACE_DOWN = 0, 1
 _STRICT_TRIES: Final = 200
 
 
@@ -123,19 +124,10 @@ class _Sampler:
                 known.add(card)
         return known
 
-    def hidden_payer(self) -> tuple[int, int]:
-        """``(seat, count)`` of a face-down payment in progress the viewer cannot see."""
-        view = self.view
-        hidden = view.payment_count - len(view.payment_cards)
-        if hidden > 0:
-            return self.seat(view.high_bidder), hidden
-        return NO_SEAT, 0
-
     # ------------------------------------------------------------------ the sample
     def build(self, state_rng: np.random.Generator) -> State:
         view, rng, n, me = self.view, self.rng, self.n, self.me
         known = self.known_cards()
-        payer, hidden_payment = self.hidden_payer()
         opponents = [self.seat(r) for r in range(1, n)]
 
         # Cards known to be in (or to have left unseen from) an opponent's hand: card -> seat.
@@ -166,9 +158,7 @@ class _Sampler:
         uncertain: list[list[int]] = [[] for _ in range(n)]
         for card in sorted(owner):
             seat = owner[card]
-            if seat == payer:
-                may_be_gone = True
-            elif card in given_by_viewer:
+            if card in given_by_viewer:
                 may_be_gone = bool(face_down[seat] or losses[seat])
             else:
                 may_be_gone = card in last_loss[seat]
@@ -177,7 +167,6 @@ class _Sampler:
         hands: list[list[int]] = [[] for _ in range(n)]
         hands[me] = list(view.hand)
         face_down_cards: list[list[int]] = [[] for _ in range(n)]
-        payment: list[int] = []
         hand_room = [0] * n
         gone: list[tuple[int, int]] = []  # (seat it left, card)
         for seat in opponents:
@@ -187,7 +176,7 @@ class _Sampler:
                 raise InconsistentViewError(
                     f"seat {seat} holds {hand_sizes[seat]} cards but {len(certain[seat])} are known to be in hand"
                 )
-            departures = face_down[seat] + len(penalty_slots[seat]) + (hidden_payment if seat == payer else 0)
+            departures = face_down[seat] + len(penalty_slots[seat])
             cards = uncertain[seat]
             rng.shuffle(cards)
             for card in cards:
@@ -203,19 +192,15 @@ class _Sampler:
         # Cards that left an opponent's hand unseen go to one of its loss slots.
         face_down_room = face_down[:]
         face_down_room[me] = 0
-        payment_room = hidden_payment
         sent: list[list[tuple[int, int]]] = [[] for _ in range(n)]  # per giver: (receiver, card) via penalties
         for seat, card in gone:
             options: list[tuple[int, int]] = []
             options.extend((_FACE_DOWN, seat) for _ in range(face_down_room[seat]))
-            if seat == payer:
-                options.extend((_PAYMENT, seat) for _ in range(payment_room))
             options.extend((_HAND, receiver) for receiver in penalty_slots[seat] if hand_room[receiver])
             via_penalty = True
             if not options:  # a card that moved on more than once: any place an opponent's card can be
                 via_penalty = False
                 options = [(_FACE_DOWN, s) for s in opponents if face_down_room[s]]
-                options += [(_PAYMENT, payer)] if payment_room else []
                 options += [(_HAND, s) for s in opponents if hand_room[s]]
             if not options:
                 raise InconsistentViewError(f"no place left for card {card}, known to have been in seat {seat}'s hand")
@@ -223,9 +208,6 @@ class _Sampler:
             if place == _FACE_DOWN:
                 face_down_cards[target].append(card)
                 face_down_room[target] -= 1
-            elif place == _PAYMENT:
-                payment.append(card)
-                payment_room -= 1
             else:
                 hands[target].append(card)
                 hand_room[target] -= 1
@@ -257,7 +239,6 @@ class _Sampler:
         needed = (
             sum(hand_room)
             + sum(face_down_room)
-            + payment_room
             + placing_hidden
             + bool(view.hidden_kept)
             + REMOVED_COUNT[n]
@@ -278,7 +259,6 @@ class _Sampler:
             hands[seat].extend(deal() for _ in range(hand_room[seat]))
             face_down_cards[seat].extend(deal() for _ in range(face_down_room[seat]))
             rng.shuffle(hands[seat])
-        payment.extend(deal() for _ in range(payment_room))
         drawn_card = deal() if placing_hidden else view.drawn_card
         kept_card = deal() if view.hidden_kept else view.kept_card
         removed.extend(deal() for _ in range(REMOVED_COUNT[n] - len(removed)))
@@ -287,8 +267,6 @@ class _Sampler:
         auction_pile, contributions = self.auction_pile(own_auction, auction_others)
         face_down_cards[me] = list(view.own_face_down_discard)
         penalty_moves = self.penalty_moves(sent, hands, owner)
-        if view.payment_cards:
-            payment = list(view.payment_cards)
         return self.state(
             hands,
             draw_pile,
@@ -296,7 +274,7 @@ class _Sampler:
             contributions,
             sorted(removed),
             face_down_cards,
-            payment,
+            list(view.payment_cards),
             drawn_card,
             kept_card,
             penalty_moves,

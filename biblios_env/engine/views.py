@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from biblios_env.cards import IS_GOLD
 from biblios_env.engine.state import NO_CARD, NO_SEAT, Phase, State
 
 _NO_QUOTA = (0, 0, 0)
@@ -46,13 +45,13 @@ class PlayerView:
     high_bidder: int
     passed: list[bool]
     excluded: list[bool]
-    payment_cards: list[int]  # payment cards the viewer can see (all of them if the viewer pays)
-    payment_count: int
-    payment_value: int
+    payment_cards: list[int]  # the cards picked so far for the viewer's own payment (nobody else sees them)
+    payment_count: int  # cards picked so far for the viewer's own payment (0 for the others)
+    payment_value: int  # coins picked so far for the viewer's own payment (0 for the others)
     public_discard: list[int]  # discards everybody saw
     own_face_down_discard: list[int]  # the viewer's own face-down payments and blind discards
     opponent_cards: list[list[int]]  # per relative seat 1..N-1: publicly seen entering that hand
-    hand_sizes: list[int]
+    hand_sizes: list[int]  # a payer's picked cards still count as in hand for the others
     draw_pile_size: int
     auction_pile_size: int
     # Public facts a determinization sampler needs (biblios_env.engine.sampling).
@@ -85,10 +84,15 @@ def player_view(state: State, seat: int) -> PlayerView:
     n = state.num_players
     gift_phase = state.phase == Phase.GIFT
     auction_card = state.auction_card
-    payment_visible = state.high_bidder == seat or (auction_card != NO_CARD and not IS_GOLD[auction_card])
     high_bidder = state.high_bidder
-    current = state.current_player
+    # Paying is one act (RULES §5, §7): until a payment completes, only the payer sees the
+    # cards picked for it; to everyone else they are still in the payer's hand.
+    own_payment = high_bidder == seat
     hands = state.hands
+    hand_sizes = list(map(len, hands[seat:] + hands[:seat]))
+    if state.payment and not own_payment:
+        hand_sizes[(high_bidder - seat) % n] += len(state.payment)
+    current = state.current_player
     rotated_public = state.public_hands[seat:] + state.public_hands[:seat]
     rotated_private = state.private_discard[seat:] + state.private_discard[:seat]
     return PlayerView(
@@ -112,13 +116,13 @@ def player_view(state: State, seat: int) -> PlayerView:
         NO_SEAT if high_bidder == NO_SEAT else (high_bidder - seat) % n,
         state.passed[seat:] + state.passed[:seat],
         state.excluded[seat:] + state.excluded[:seat],
-        state.payment if payment_visible else [],
-        len(state.payment),
-        state.payment_value,
+        state.payment if own_payment else [],
+        len(state.payment) if own_payment else 0,
+        state.payment_value if own_payment else 0,
         state.public_discard,
         rotated_private[0],
         rotated_public[1:],
-        list(map(len, hands[seat:] + hands[:seat])),
+        hand_sizes,
         len(state.draw_pile),
         len(state.auction_pile),
         state.bluffs,
