@@ -69,7 +69,9 @@ PIECES: Final[tuple[Piece, ...]] = (
     Piece("hand_gold", 1, "coins in the observer's hand / 66", 1 / MAX_BID),
     Piece("quota", 3, "placements left this gift turn: keep (/1), auction (/1), common (/3)", (1.0, 1.0, 1 / 3)),
     Piece("high_bid", 1, "highest bid on the card under auction / 66", 1 / MAX_BID),
-    Piece("payment_progress", 2, "the observer's own payment so far: cards picked / 66 and coins picked / 66", 1 / MAX_BID),
+    Piece(
+        "payment_progress", 2, "the observer's own payment so far: cards picked / 66 and coins picked / 66", 1 / MAX_BID
+    ),
     Piece("hand_sizes", MAX_PLAYERS, "per relative seat: cards in hand / 20", 1 / 20),
     Piece("pile_sizes", 3, "draw pile / 80, auction pile / 20, common area / 3", (1 / 80, 1 / 20, 1 / 3)),
 )

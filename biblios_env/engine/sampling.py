@@ -32,8 +32,9 @@ Simplifications (documented, not contradicted by any view): opponents are assume
 their kept cards, face-down payments and so on independently of the cards' identities (the
 usual IS-MCTS assumption), a card that changed hands twice unseen is placed after its first
 move only, and an opponent's payment in progress is sampled as not yet begun (paying is one act,
-RULES §5: the cards picked so far are in that opponent's hand as far as the viewer can tell). The sampled state carries a fresh random generator, so its future chance events
-(auction shuffle, penalty picks) are new too.
+RULES §5: the cards picked so far are in that opponent's hand as far as the viewer can tell).
+The sampled state carries a fresh random generator, so its future chance events (auction
+shuffle, penalty picks) are new too.
 """
 
 from __future__ import annotations
@@ -158,10 +159,8 @@ class _Sampler:
         uncertain: list[list[int]] = [[] for _ in range(n)]
         for card in sorted(owner):
             seat = owner[card]
-            if card in given_by_viewer:
-                may_be_gone = bool(face_down[seat] or losses[seat])
-            else:
-                may_be_gone = card in last_loss[seat]
+            given = card in given_by_viewer
+            may_be_gone = bool(face_down[seat] or losses[seat]) if given else card in last_loss[seat]
             (uncertain if may_be_gone else certain)[seat].append(card)
 
         hands: list[list[int]] = [[] for _ in range(n)]
