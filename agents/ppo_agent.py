@@ -7,7 +7,7 @@ Two kinds of files load:
   arrays, plus JSON metadata (architecture, how it was trained). It is small, needs no
   torch and no pickle to load, and plays with a few numpy matrix products — cheap enough
   for the self-play opponents of training and for tournaments on many processes.
-  ``policies/`` ships one (:data:`DEFAULT_POLICY`).
+  ``agents/policies/`` ships one as package data (:data:`DEFAULT_POLICY`).
 * ``.zip`` — a full sb3-contrib ``MaskablePPO`` checkpoint (needs torch and sb3-contrib);
   it plays through ``model.predict(..., action_masks=mask)``.
 
@@ -35,8 +35,9 @@ POLICY_FORMAT: Final = "biblios-ppo-policy"
 POLICY_FORMAT_VERSION: Final = 1
 ACTIVATIONS: Final = ("relu", "tanh")
 ACTIVATIONS_TEXT: Final = ", ".join(ACTIVATIONS)
-#: The shipped policy, trained by ``experiments/train_ppo.py`` (see ``policies/README.md``).
-DEFAULT_POLICY: Final = Path(__file__).resolve().parent.parent / "policies" / "ppo_2p.npz"
+#: The shipped policy, trained by ``experiments/train_ppo.py`` (see ``agents/policies/README.md``). It is
+#: package data beside this module, so it is found in an installed wheel as well as in a clone.
+DEFAULT_POLICY: Final = Path(__file__).resolve().parent / "policies" / "ppo_2p.npz"
 
 
 class NumpyPolicy:
