@@ -14,6 +14,10 @@ other's luck. The primary interval is therefore a cluster-robust one:
   ``SE² = G / (G - 1) * sum((s_g - p * n_g)²) / (sum n_g)²`` over the ``G`` deals;
 * the 95% interval is ``p ± z * SE`` with ``z = 1.95996``, clipped to [0, 1].
 
+Every win-rate interval is clipped at the source to ``0 <= low <= p <= high <= 1``: rounding
+can put a bound a hair on the wrong side (a Wilson lower bound of 2.8e-17 above a 0.0 win
+rate), and a caller drawing ``p - low`` as an error bar must never get a negative length.
+
 When that interval degenerates (fewer than two deals, or ``SE = 0``, e.g. an agent that
 won every game) it falls back to the Wilson score interval with one trial per deal, which
 stays honest at 0% and 100%. The plain Wilson interval over games is reported alongside
@@ -71,6 +75,11 @@ class Interval:
     method: str
 
 
+def proportion_interval(estimate: float, low: float, high: float, method: str) -> Interval:
+    """An interval for a proportion, clipped so that ``0 <= low <= estimate <= high <= 1``."""
+    return Interval(estimate, min(max(0.0, low), estimate), max(min(1.0, high), estimate), method)
+
+
 def wilson_interval(successes: float, trials: float, z: float = Z_95) -> Interval:
     """Wilson score interval for a proportion; fractional successes (shared wins) are allowed."""
     if trials <= 0:
@@ -79,7 +88,7 @@ def wilson_interval(successes: float, trials: float, z: float = Z_95) -> Interva
     denominator = 1 + z * z / trials
     centre = (p + z * z / (2 * trials)) / denominator
     half = z / denominator * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials))
-    return Interval(p, max(0.0, centre - half), min(1.0, centre + half), "wilson")
+    return proportion_interval(p, centre - half, centre + half, "wilson")
 
 
 def cluster_mean(clusters: Sequence[tuple[float, float]]) -> tuple[float, float]:
@@ -104,8 +113,8 @@ def cluster_win_interval(clusters: Sequence[tuple[float, float]], z: float = Z_9
         return Interval(math.nan, math.nan, math.nan, CI_CLUSTER)
     if math.isnan(se) or se == 0.0:
         fallback = wilson_interval(mean * len(clusters), len(clusters), z)
-        return Interval(mean, fallback.low, fallback.high, CI_WILSON_DEALS)
-    return Interval(mean, max(0.0, mean - z * se), min(1.0, mean + z * se), CI_CLUSTER)
+        return proportion_interval(mean, fallback.low, fallback.high, CI_WILSON_DEALS)
+    return proportion_interval(mean, mean - z * se, mean + z * se, CI_CLUSTER)
 
 
 def cluster_value_interval(clusters: Sequence[tuple[float, float]], z: float = Z_95) -> Interval:
