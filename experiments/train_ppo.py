@@ -19,16 +19,20 @@ they cost far less than the learner's own step. ``--opponents`` sets the mixture
 ``value=0.6,hoarder=0.1,random=0.05,self=0.25``: ``self`` is the total weight of the
 snapshots, shared evenly among them.
 
-**Evaluation.** At the start and every ``--eval-every`` steps the current policy plays the fixed
-``--eval-opponents`` through the tournament harness (:mod:`experiments.tournament`: duplicate
-deals, the same deals at every evaluation, deterministic play); win rates with 95% intervals go
-to ``eval.csv`` and the console. At the end: ``final_model.zip`` (the full MaskablePPO model),
-``policy.npz`` (the policy file of the final weights), ``best_policy.npz`` (the evaluated policy
-with the best win rate against the first ``--eval-opponents`` entry), ``learning_curve.png``
+**Evaluation.** At the start, after the first update past every ``--eval-every`` steps, and at
+the end, the current policy plays the fixed ``--eval-opponents`` through the tournament harness
+(:mod:`experiments.tournament`: duplicate deals, the same deals at every evaluation,
+deterministic play); win rates with 95% intervals go to ``eval.csv`` (one row per step, players
+and opponent) and the console. A row's ``timesteps`` is what the evaluated policy has learned
+from: evaluations run between updates, never inside a rollout. At the end: ``final_model.zip``
+(the full MaskablePPO model), ``policy.npz`` (the policy file of the final weights),
+``best_policy.npz`` (the evaluated policy with the best win rate against the first
+``--eval-opponents`` entry), ``learning_curve.png``
 and ``training.json`` (the command, settings, versions, wall time and steps/s).
-``checkpoints/`` holds full models every ``--checkpoint-every`` steps, ``progress.csv`` SB3's log.
+``checkpoints/`` holds full models every ``--checkpoint-every`` steps, ``progress.csv`` SB3's log,
+``monitor/env_<i>.monitor.csv`` every episode of environment ``i`` (reward, length, time).
 
-The defaults are the recipe of the shipped policy (``policies/README.md``; about 25 minutes)::
+The defaults are the recipe of the shipped policy (``agents/policies/README.md``; about 25 minutes)::
 
     python -m experiments.train_ppo --seed 1 --out runs/ppo-2p
 
@@ -368,13 +372,16 @@ def warm_start(model: Any, args: argparse.Namespace, players: tuple[int, ...], o
 
 
 # ----------------------------------------------------------------------------- training
-def make_env_factory(players: tuple[int, ...], pool: OpponentPool, reward: str, seed: int) -> Any:
+def make_env_factory(players: tuple[int, ...], pool: OpponentPool, reward: str, seed: int, monitor: Path) -> Any:
+    """A training environment whose ``Monitor`` feeds SB3's log and writes every episode (the
+    learner's reward and length) to ``monitor.monitor.csv``, which the training notebook plots."""
+
     def factory() -> Any:
         from stable_baselines3.common.monitor import Monitor
 
         env = BibliosGymEnv(players, pool, reward=reward)
         env.reset(seed=seed)
-        return Monitor(env)  # episode returns and lengths for SB3's log
+        return Monitor(env, filename=str(monitor))
 
     return factory
 
@@ -402,10 +409,17 @@ def build_callback(args: argparse.Namespace, out: Path, mixture: dict[str, float
         def _on_step(self) -> bool:
             if self.num_timesteps >= self.next_snapshot:
                 self._snapshot()
+            return True
+
+        def _on_rollout_start(self) -> None:
+            """Evaluate between updates, where the policy has learned from exactly ``num_timesteps`` steps.
+
+            Inside a rollout (``_on_step``) the policy is still the one of the previous update: an
+            evaluation there is labelled with steps it has not learned from, and at the last step
+            the evaluation after ``learn`` wrote a second, different row for the same step."""
             if self.num_timesteps >= self.next_eval:
                 self.evaluate_now()
-                self.next_eval += args.eval_every
-            return True
+                self.next_eval = (self.num_timesteps // args.eval_every + 1) * args.eval_every
 
         def _snapshot(self) -> None:
             path = out / "pool" / f"snapshot_{self.num_timesteps:09d}.npz"
@@ -466,7 +480,11 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     players = tuple(args.players)
     start = time.perf_counter()
     initial_pool = build_pool({name: w for name, w in mixture.items() if name != SELF} or {"random": 1.0}, [])
-    factories = [make_env_factory(players, initial_pool, args.reward, args.seed * 1000 + i) for i in range(args.n_envs)]
+    (out / "monitor").mkdir(exist_ok=True)
+    factories = [
+        make_env_factory(players, initial_pool, args.reward, args.seed * 1000 + i, out / "monitor" / f"env_{i}")
+        for i in range(args.n_envs)
+    ]
     vec_env = SubprocVecEnv(factories) if args.vec == "subproc" else DummyVecEnv(factories)
     activation = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}[args.activation]
     model = MaskablePPO(
@@ -579,11 +597,23 @@ def _layers(text: str) -> tuple[int, ...]:
     return sizes
 
 
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Appends ``(default: X)`` to an option's help only where that is true and useful: not when the
+    help already names its default, and not for ``None`` (no value) or on/off flags, where the
+    default of the value is not the default of the flag (``--no-progress (default: True)``)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if "default" in text or action.default is None or isinstance(action.default, bool):
+            return text
+        return super()._get_help_string(action)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m experiments.train_ppo",
         description="MaskablePPO self-play against a growing pool of its own snapshots mixed with the heuristics.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     run = parser.add_argument_group("run")
     run.add_argument(
@@ -595,7 +625,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="player count(s); with several, each episode draws one",
     )
     run.add_argument("--total-steps", type=_positive_int, default=400_000, help="learner decisions to train for")
-    run.add_argument("--seed", type=int, default=1)
+    run.add_argument("--seed", type=int, default=1, help="seed of the model, the environments and the warm start")
     run.add_argument("--n-envs", type=_positive_int, default=8, help="vectorized environments")
     run.add_argument(
         "--vec",
@@ -603,9 +633,16 @@ def build_parser() -> argparse.ArgumentParser:
         default="dummy",
         help="step the environments in this process or in worker processes",
     )
-    run.add_argument("--torch-threads", type=_positive_int, default=1)
+    run.add_argument(
+        "--torch-threads", type=_positive_int, default=1, help="torch threads (more is slower on a small machine)"
+    )
     run.add_argument("--out", type=Path, help="output folder (default runs/ppo-<date>-<time>)")
-    run.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    run.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="show a progress bar during PPO (default: shown; --no-progress hides it)",
+    )
     run.add_argument(
         "--reward",
         choices=("win", "vp"),
@@ -643,25 +680,25 @@ def build_parser() -> argparse.ArgumentParser:
     warm.add_argument("--bc-games", type=int, default=1000, help="teacher games to imitate (0: start from scratch)")
     warm.add_argument("--bc-teacher", default="value", help="the agent to imitate (an agent spec)")
     warm.add_argument("--bc-data", type=Path, help="demonstrations file: loaded if it exists, else collected and saved")
-    warm.add_argument("--bc-epochs", type=_positive_int, default=6)
-    warm.add_argument("--bc-learning-rate", type=float, default=1e-3)
+    warm.add_argument("--bc-epochs", type=_positive_int, default=6, help="epochs of behaviour cloning")
+    warm.add_argument("--bc-learning-rate", type=float, default=1e-3, help="Adam learning rate of cloning and DAgger")
     warm.add_argument("--dagger-rounds", type=int, default=5, help="DAgger rounds after cloning (0: none)")
     warm.add_argument("--dagger-games", type=_positive_int, default=400, help="learner games per DAgger round")
     warm.add_argument("--dagger-epochs", type=_positive_int, default=2, help="epochs over all data per DAgger round")
     warm.add_argument("--workers", type=_positive_int, default=2, help="processes that play the warm-start games")
     warm.add_argument("--init", type=Path, help="start from this MaskablePPO .zip (same architecture) instead")
     ppo = parser.add_argument_group("PPO")
-    ppo.add_argument("--net-arch", type=_layers, default=(128, 128), help="hidden layers of the actor and the critic")
-    ppo.add_argument("--activation", choices=("relu", "tanh"), default="relu")
-    ppo.add_argument("--learning-rate", type=float, default=5e-5)
+    ppo.add_argument("--net-arch", type=_layers, default="128,128", help="hidden layers of the actor and the critic")
+    ppo.add_argument("--activation", choices=("relu", "tanh"), default="relu", help="hidden-layer activation")
+    ppo.add_argument("--learning-rate", type=float, default=5e-5, help="Adam learning rate of PPO")
     ppo.add_argument("--n-steps", type=_positive_int, default=512, help="rollout steps per environment per update")
-    ppo.add_argument("--batch-size", type=_positive_int, default=256)
-    ppo.add_argument("--n-epochs", type=_positive_int, default=4)
-    ppo.add_argument("--gamma", type=float, default=1.0, help="terminal rewards only: no discount by default")
-    ppo.add_argument("--gae-lambda", type=float, default=0.95)
-    ppo.add_argument("--clip-range", type=float, default=0.2)
-    ppo.add_argument("--ent-coef", type=float, default=0.0)
-    ppo.add_argument("--vf-coef", type=float, default=0.5)
+    ppo.add_argument("--batch-size", type=_positive_int, default=256, help="minibatch size of a PPO update")
+    ppo.add_argument("--n-epochs", type=_positive_int, default=4, help="passes over each rollout per update")
+    ppo.add_argument("--gamma", type=float, default=1.0, help="discount factor (terminal rewards: 1 keeps them whole)")
+    ppo.add_argument("--gae-lambda", type=float, default=0.95, help="GAE lambda of the advantage estimate")
+    ppo.add_argument("--clip-range", type=float, default=0.2, help="PPO's clipping of the probability ratio")
+    ppo.add_argument("--ent-coef", type=float, default=0.0, help="entropy bonus coefficient")
+    ppo.add_argument("--vf-coef", type=float, default=0.5, help="value-loss coefficient")
     return parser
 
 

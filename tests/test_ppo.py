@@ -3,7 +3,10 @@ file against the torch policy it came from, masking at every decision, and the s
 
 from __future__ import annotations
 
+import argparse
+import csv
 import json
+import re
 
 import numpy as np
 import pytest
@@ -24,7 +27,16 @@ from biblios_env.engine import Game
 from biblios_env.engine.views import player_view
 from biblios_env.observations import OBSERVATION_SIZE
 from experiments.match import play_game
-from experiments.train_ppo import build_pool, collect_demonstrations, main, parse_mixture
+from experiments.records import read_training_run
+from experiments.train_ppo import (
+    HelpFormatter,
+    build_parser,
+    build_pool,
+    collect_demonstrations,
+    evaluate,
+    main,
+    parse_mixture,
+)
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +72,30 @@ def test_smoke_run_writes_every_output(trained):
     assert info["command"].startswith("python -m experiments.train_ppo")
     rows = (trained / "eval.csv").read_text().splitlines()
     assert rows[0].startswith("timesteps,seconds,players,opponent")
-    assert len(rows) - 1 == 4 * 2 * 2  # evaluations at 0, 1024, 2048 and the end; 2 and 3 players; 2 opponents
     assert len(info["warm_start"]["rounds"]) == 2  # cloning, then one DAgger round
+    episodes = read_training_run(trained).episodes  # every env's Monitor file, for the training notebook
+    assert len(list((trained / "monitor").glob("env_*.monitor.csv"))) == 2
+    assert len(episodes) > 0 and {"reward", "length", "time"} <= set(episodes.columns)
+
+
+def test_one_evaluation_row_per_step_players_and_opponent(trained):
+    """Rollouts are 2 envs x 512 steps: evaluations at the start, after the first update (1024 steps)
+    and at the end (2048), each for 2 and 3 players against 2 opponents. An evaluation inside the
+    last rollout used to write a second, different row for the final step."""
+    with (trained / "eval.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    keys = [(int(row["timesteps"]), int(row["players"]), row["opponent"]) for row in rows]
+    assert len(keys) == len(set(keys)), sorted(keys)
+    assert sorted({steps for steps, _, _ in keys}) == [0, 1024, 2048]
+    assert len(keys) == 3 * 2 * 2
+
+
+def test_the_final_evaluation_is_of_the_saved_final_policy(trained):
+    info = json.loads((trained / "training.json").read_text())
+    assert len(info["final_eval"]) == 2 * 2  # one row per player count and opponent
+    for row in info["final_eval"]:
+        again = evaluate(trained / "policy.npz", row["players"], row["opponent"], row["deals"])
+        assert (again["win_rate"], again["mean_vp"]) == (row["win_rate"], row["mean_vp"])
 
 
 @pytest.mark.parametrize("name", ["final_model.zip", "policy.npz"])
@@ -186,9 +220,36 @@ def test_opponent_mixture_and_pool():
             parse_mixture(bad)
 
 
+# ----------------------------------------------------------------------------- command line
+def test_every_option_has_help_and_no_false_default():
+    parser = build_parser()
+    for action in parser._actions:
+        assert action.help, f"{action.option_strings} has no help text"
+    text = parser.format_help()
+    assert "(default: None)" not in text
+    assert not re.search(r"--no-progress\s+[^\n]*\(default: True\)", text)  # the flag's own default is off
+    assert re.search(r"--progress, --no-progress\s+show a progress bar", text)
+    assert build_parser().parse_args([]).progress is True
+    assert build_parser().parse_args(["--no-progress"]).progress is False
+    assert build_parser().parse_args([]).net_arch == (128, 128)
+
+
+def test_the_help_formatter_shows_defaults_only_where_they_are_true():
+    """``--quiet (default: False)`` reads as a claim about the flag; ``(default: None)`` says nothing."""
+    parser = argparse.ArgumentParser(formatter_class=HelpFormatter)
+    parser.add_argument("--quiet", action="store_true", help="say less")
+    parser.add_argument("--no-plot", dest="plot", action="store_false", help="no plot")
+    parser.add_argument("--out", help="output folder")
+    parser.add_argument("--size", type=int, default=3, help="a size")
+    parser.add_argument("--rate", type=float, default=0.5, help="a rate (default: half)")
+    text = parser.format_help()
+    assert "(default: False)" not in text and "(default: True)" not in text and "(default: None)" not in text
+    assert "a size (default: 3)" in text and "a rate (default: half)\n" in text
+
+
 # ----------------------------------------------------------------------------- the shipped policy
 def test_shipped_policy_is_small_and_documented():
-    assert DEFAULT_POLICY.is_file(), "policies/ppo_2p.npz is missing"
+    assert DEFAULT_POLICY.is_file(), f"{DEFAULT_POLICY} is missing"
     assert DEFAULT_POLICY.stat().st_size < 1_500_000
     meta = read_policy_file(DEFAULT_POLICY).metadata
     assert meta["trained_by"].startswith("python -m experiments.train_ppo")
