@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
+import numpy as np
 import pytest
 from scenarios import all_card_places, finish_game, make_deck
 
 from biblios_env.cards import GOLD_IDS_BY_VALUE
 from biblios_env.engine.game import Game
+from biblios_env.engine.setup import check_num_players
 
 DECK = {2: 60, 3: 72, 4: 80}
 REMOVED = {2: 27, 3: 15, 4: 7}
@@ -140,11 +144,19 @@ def test_setup_hands_start_empty(num_players):
     assert game.phase_name == "gift"
 
 
-@pytest.mark.parametrize("bad", [1, 5, "3", True])
+@pytest.mark.parametrize("bad", [1, 5, "3", True, 3.0, 2.0, np.float64(4), None])
 def test_setup_rejects_player_counts(bad):
-    """Biblios is for 2, 3 or 4 players (RULES §2.2)."""
-    with pytest.raises(ValueError, match="num_players"):
+    """Biblios is for 2, 3 or 4 players (RULES §2.2); a count is an int, not a float equal to one."""
+    with pytest.raises(ValueError, match=rf"num_players must be 2, 3 or 4, got {re.escape(repr(bad))}"):
         Game(bad)
+    with pytest.raises(ValueError, match="num_players"):
+        check_num_players(bad)
+
+
+@pytest.mark.parametrize("count", [2, 3, 4, np.int64(3), np.int8(4)])
+def test_setup_accepts_int_player_counts(count):
+    assert check_num_players(count) == int(count) and type(check_num_players(count)) is int
+    assert Game(count, seed=0).num_players == int(count)
 
 
 def test_setup_rejects_bad_first_player():

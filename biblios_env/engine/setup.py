@@ -24,10 +24,15 @@ DECK_SIZE: Final = {n: NUM_CARDS - 3 * GOLD_REMOVED_PER_VALUE[n] - RANDOM_REMOVA
 
 
 def check_num_players(num_players: object) -> int:
-    """Return the player count, or raise ValueError naming the bad value."""
-    if isinstance(num_players, bool) or num_players not in PLAYER_COUNTS:
+    """Return the player count, or raise ValueError naming the bad value.
+
+    Only ints (numpy's included) count: ``3.0`` and ``True`` compare equal to a count but are
+    a caller's mistake, not a player count (RULES §2: 2, 3 or 4 players).
+    """
+    is_int = isinstance(num_players, int | np.integer) and not isinstance(num_players, bool)
+    if not is_int or num_players not in PLAYER_COUNTS:
         raise ValueError(f"num_players must be 2, 3 or 4, got {num_players!r}")
-    return int(num_players)  # type: ignore[arg-type]
+    return int(num_players)  # type: ignore[call-overload]
 
 
 def check_seat(seat: object, num_players: int, what: str = "seat") -> int:
