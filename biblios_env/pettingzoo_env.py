@@ -22,7 +22,23 @@ and after the end. Decisions with a single legal action are applied automaticall
 ``winners`` and ``category_winners`` (seats; -1 for a category nobody won).
 
 **Reset options.** ``deck`` (the draw pile after removal, top first), ``auction_order``
-(``"shuffle"`` or ``"placed"``), ``first_player`` (a seat). Unknown keys raise ValueError.
+(``"shuffle"`` or ``"placed"``), ``first_player`` (a seat); each applies to that one reset.
+As Gymnasium and PettingZoo expect, other keys are ignored, with a ``UserWarning`` naming
+them (so a typo such as ``"decks"`` does not go unseen). A bad seed (``seed`` must be a
+non-negative int) or a bad option value raises ValueError naming it, and leaves the env as
+it was: a rejected reset changes neither the game in progress nor later games' seeds.
+
+**Rendering.** ``render_mode`` ``"ansi"`` returns the table as text, ``"human"`` prints it
+at every step. ``render_view`` chooses whose table: ``None`` or ``"current"`` (default) the
+acting seat's view, so watching bots shows each hand in turn; a seat (``render_view=0``)
+always that seat's view, what a human playing that seat may see; ``"table"`` the full
+table, every hand and card in play, for spectators (omniscient: never show it to a player).
+
+**Call order and bad actions.** :func:`env` adds PettingZoo's ``OrderEnforcingWrapper``
+(``step()`` before ``reset()`` raises AssertionError; ``raw_env`` raises RuntimeError). An
+action that is not an int in 0..265 (a float, bool, string or ``None``) or not legal raises
+:class:`IllegalActionError` naming the value, the range and the legal actions; the env is
+left unchanged.
 
 ``metadata["layout"]`` is the observation/action layout fingerprint
 (:data:`biblios_env.layout.LAYOUT_FINGERPRINT`) that policy files record.
@@ -34,6 +50,8 @@ completes; RULES §5); v0 — first release.
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -43,15 +61,17 @@ from pettingzoo.utils import wrappers
 
 from biblios_env.actions import NUM_ACTIONS
 from biblios_env.cards import NUM_CARDS
-from biblios_env.engine.game import AUCTION_ORDERS, Game
+from biblios_env.engine.game import Game
 from biblios_env.engine.setup import check_num_players, check_seat
 from biblios_env.engine.views import PlayerView, player_view
 from biblios_env.layout import ENV_NAME, LAYOUT_FINGERPRINT
 from biblios_env.observations import MAX_PLAYERS, OBSERVATION_SIZE, SLICES, encode_state
-from biblios_env.text import game_text, render
+from biblios_env.text import FULL_TABLE, Viewer, game_text, render
 
 REWARDS: Final = ("win", "vp")
 RESET_OPTIONS: Final = ("deck", "auction_order", "first_player")
+#: ``render_view`` for "whoever is to act" (the default; seat 0 once the game is over).
+CURRENT_SEAT: Final = "current"
 #: Extra pieces of :meth:`raw_env.state` after seat 0's observation: every hand
 #: (seats 0..3, padded), then the draw pile, the auction pile and the removed cards.
 _ONES: Final = b"\x01" * NUM_ACTIONS
@@ -62,6 +82,39 @@ def _observation_high() -> np.ndarray:
     high = np.ones(OBSERVATION_SIZE, dtype=np.float32)
     high[SLICES["hand_sizes"]] = NUM_CARDS / 20  # a hand can outgrow 20 cards through penalties
     return high
+
+
+def known_reset_options(options: object, known: Sequence[str]) -> dict[str, Any]:
+    """The ``reset`` options an env reads, out of ``options`` (a dict or ``None``).
+
+    Unknown keys are ignored, the Gymnasium/PettingZoo convention (PettingZoo's ``api_test``
+    probes ``reset`` with ``{"options": 1}``), but not silently: a warning names them, so a
+    typo such as ``"decks"`` is seen instead of quietly dealing a random game.
+    """
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise ValueError(f"options must be a dict or None, got {type(options).__name__}")
+    unknown = sorted((key for key in options if key not in known), key=repr)
+    if unknown:
+        warnings.warn(f"ignoring unknown reset option(s) {unknown}; this env reads {list(known)}", stacklevel=3)
+    return {key: value for key, value in options.items() if key in known}
+
+
+def check_render_view(render_view: object, num_players: int) -> int | str:
+    """The table ``render()`` shows: ``None`` or ``"current"`` (the acting seat), a seat, or
+    ``"table"`` (everything); raise ValueError naming the bad value and the choices."""
+    if render_view is None or render_view == CURRENT_SEAT:
+        return CURRENT_SEAT  # resolved to a seat at each render()
+    if render_view == FULL_TABLE:
+        return FULL_TABLE
+    is_seat_number = not isinstance(render_view, bool) and isinstance(render_view, int | np.integer)
+    if is_seat_number and 0 <= render_view < num_players:  # type: ignore[operator]
+        return int(render_view)  # type: ignore[arg-type]
+    raise ValueError(
+        f"render_view must be None, 'current', 'table' or a seat in 0..{num_players - 1} "
+        f"for {num_players} players, got {render_view!r}"
+    )
 
 
 class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
@@ -85,11 +138,13 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         reward: str = "win",
         first_player: int = 0,
         expose_forced: bool = False,
+        render_view: int | str | None = None,
     ) -> None:
         super().__init__()
         self.num_players = check_num_players(num_players)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+        self.render_view = check_render_view(render_view, self.num_players)
         if reward not in REWARDS:
             raise ValueError(f"reward must be 'win' or 'vp', got {reward!r}")
         if not isinstance(expose_forced, bool):
@@ -127,30 +182,36 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
 
     # ----------------------------------------------------------------- reset
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Start a new game. ``seed`` fixes every chance event; see the module docs for ``options``."""
-        game_options = dict(self.game_options)
-        if options is not None:
-            if not isinstance(options, dict):
-                raise ValueError(f"options must be a dict or None, got {type(options).__name__}")
-            unknown = sorted(set(options) - set(RESET_OPTIONS))
-            if unknown:
-                raise ValueError(f"unknown reset option(s) {unknown}; expected some of {list(RESET_OPTIONS)}")
-            if "auction_order" in options and options["auction_order"] not in AUCTION_ORDERS:
-                raise ValueError(f"auction_order must be 'shuffle' or 'placed', got {options['auction_order']!r}")
-            game_options.update(options)
-        if seed is not None:
-            self._seed_source = np.random.default_rng(seed)
-            game_seed = seed
+        """Start a new game. ``seed`` fixes every chance event; see the module docs for ``options``.
+
+        Everything is checked before anything changes: a rejected reset (a bad seed or option)
+        leaves the env as it was, the game in progress and the seeds of later unseeded resets
+        included.
+        """
+        game_options = {**self.game_options, **known_reset_options(options, RESET_OPTIONS)}
+        if seed is None:
+            game = self._unseeded_game(game_options)
         else:
-            game_seed = int(self._seed_source.integers(2**63))
-        self.game = Game(**game_options, seed=game_seed, auto_forced=self.auto_forced)
+            game = Game(**game_options, seed=seed, auto_forced=self.auto_forced)  # checks the seed
+            self._seed_source = np.random.default_rng(game.seed)  # later unseeded resets replay from here
+        self.game = game
         self.agents = self.possible_agents[:]
         self.rewards = {agent: 0.0 for agent in self.agents}
         self._cumulative_rewards = {agent: 0.0 for agent in self.agents}
         self.terminations = {agent: False for agent in self.agents}
         self.truncations = {agent: False for agent in self.agents}
         self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
-        self.agent_selection = self.agents[self.game.current_player]
+        self.agent_selection = self.agents[game.current_player]
+
+    def _unseeded_game(self, game_options: dict[str, Any]) -> Game:
+        """A game seeded by the next draw of the seed source; the draw is taken back if the game
+        is rejected (a bad option), so a failed reset does not change the games that follow."""
+        generator_state = self._seed_source.bit_generator.state
+        try:
+            return Game(**game_options, seed=int(self._seed_source.integers(2**63)), auto_forced=self.auto_forced)
+        except ValueError:
+            self._seed_source.bit_generator.state = generator_state
+            raise
 
     # ----------------------------------------------------------------- observe / step
     def observe(self, agent: str) -> dict[str, np.ndarray]:
@@ -172,17 +233,19 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         return player_view(self._require_game().state, self._seat_of(agent))
 
     def step(self, action: int | None) -> None:
+        game = self.game
+        if game is None:
+            raise RuntimeError("call reset() before step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        game = self.game
-        game.apply(action)  # type: ignore[union-attr]  # raises IllegalActionError naming the action
+        game.apply(action)  # type: ignore[arg-type]  # raises IllegalActionError naming the action and the range
         self._cumulative_rewards[agent] = 0.0
-        if game.is_over:  # type: ignore[union-attr]
+        if game.is_over:
             self._finish()
         else:
-            self.agent_selection = self.agents[game.current_player]  # type: ignore[union-attr]
+            self.agent_selection = self.agents[game.current_player]
         if self.render_mode == "human":
             self.render()
 
@@ -226,8 +289,14 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         return out
 
     def render(self) -> str | None:
+        """The table as ``render_view`` chose: the acting seat's view, one seat's, or the full table."""
         game = self._require_game()
-        return render(lambda: game_text(game, game.current_player if not game.is_over else 0), self.render_mode)
+        return render(lambda: game_text(game, self._render_viewer(game)), self.render_mode)
+
+    def _render_viewer(self, game: Game) -> Viewer:
+        if self.render_view == CURRENT_SEAT:
+            return game.current_player if not game.is_over else 0
+        return self.render_view  # type: ignore[return-value]  # a seat or "table"
 
     def close(self) -> None:
         self.game = None
@@ -245,8 +314,11 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
 
 
 def env(num_players: int = 2, render_mode: str | None = None, **options: Any) -> AECEnv:
-    """The environment with PettingZoo's safety wrappers (action bounds, call order)."""
-    wrapped: AECEnv = raw_env(num_players, render_mode, **options)
-    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
-    wrapped = wrappers.OrderEnforcingWrapper(wrapped)
-    return wrapped
+    """The environment with PettingZoo's call-order wrapper.
+
+    PettingZoo's ``AssertOutOfBoundsWrapper`` is left out on purpose: it only uses ``assert``
+    (no value named, gone under ``python -O``), while :meth:`raw_env.step` already rejects
+    every action that is not a legal id — out of range, not an int, or ``None`` — with an
+    :class:`IllegalActionError` naming the value, the valid range and the legal actions.
+    """
+    return wrappers.OrderEnforcingWrapper(raw_env(num_players, render_mode, **options))

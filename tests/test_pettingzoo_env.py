@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import importlib
 import json
+import re
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -18,7 +19,6 @@ import pettingzoo
 import pytest
 from gymnasium import spaces
 from pettingzoo.test import api_test, render_test, seed_test
-from pettingzoo.utils import BaseWrapper
 from scenarios import two_player_split_deck
 
 import biblios_env
@@ -86,19 +86,13 @@ def valid_deck(num_players: int, seed: int = 0) -> list[int]:
     return list(biblios_env.Game(num_players, seed=seed).deck)
 
 
-class DropApiTestProbe(BaseWrapper):
-    """PettingZoo's ``api_test`` starts with ``env.reset(seed=0, options={"options": 1})``
-    only to check that ``reset`` accepts ``seed`` and ``options``. Our reset contract rejects
-    unknown option keys (ValueError), so this test-only wrapper drops that one probe key
-    and forwards everything else unchanged; the environment itself is not weakened."""
-
-    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        if options is not None and "options" in options:
-            options = {key: value for key, value in options.items() if key != "options"} or None
-        super().reset(seed=seed, options=options)
-
-
 # ----------------------------------------------------------------- PettingZoo conformance
+
+
+#: What ``reset`` warns for the key PettingZoo's ``api_test`` probes it with, ``{"options": 1}``.
+API_TEST_PROBE_WARNING = (
+    "ignoring unknown reset option(s) ['options']; this env reads ['deck', 'auction_order', 'first_player']"
+)
 
 
 @pytest.mark.parametrize("num_players", PLAYER_COUNTS)
@@ -107,21 +101,34 @@ def test_api_test_passes_with_warnings_as_errors(num_players: int, monkeypatch: 
     # Box or Discrete" for every dict observation {"observation", "action_mask"} unless the
     # env's name is on its allowlists of PettingZoo's own classic envs that use that
     # convention (connect_four_v3, chess_v6, ...). The issue requires that convention, so
-    # biblios_v1 joins those lists; every other warning is an error.
+    # biblios_v1 joins those lists. api_test's first call, reset(options={"options": 1}),
+    # only checks that reset takes options: the env ignores that unknown key with a warning,
+    # which is let through by its exact text; every other warning is an error.
     api_test_module = importlib.import_module("pettingzoo.test.api_test")
     monkeypatch.setattr(api_test_module, "env_obs_dicts", [*api_test_module.env_obs_dicts, "biblios_v1"])
     monkeypatch.setattr(api_test_module, "env_obs_space", [*api_test_module.env_obs_space, "biblios_v1"])
-    env = DropApiTestProbe(biblios_env.env(num_players))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", message=re.escape(API_TEST_PROBE_WARNING) + r"\Z", category=UserWarning)
         # 150 cycles are enough for a whole game (2 players: ~150 steps; 4 players: ~350), so the
         # end-of-game checks (agents removed, terminal rewards) run too.
-        api_test(env, num_cycles=150)
+        api_test(biblios_env.env(num_players), num_cycles=150)
 
 
-def test_the_api_test_probe_option_is_rejected_by_the_env_itself() -> None:
-    with pytest.raises(ValueError, match="options"):
+@pytest.mark.parametrize("num_players", PLAYER_COUNTS)
+def test_api_test_passes_as_pettingzoo_ships_it(num_players: int) -> None:
+    """Exactly what a user runs: no allowlists patched, no wrapper, default arguments (its
+    own warnings about dict observations are allowed here, errors are not)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        api_test(biblios_env.env(num_players=num_players))
+
+
+def test_the_api_test_probe_warning_is_the_one_reset_gives() -> None:
+    """The strict api_test run lets exactly this warning through: it must stay the real text."""
+    with pytest.warns(UserWarning) as caught:
         biblios_env.env(2).reset(seed=0, options={"options": 1})
+    assert [str(warning.message) for warning in caught] == [API_TEST_PROBE_WARNING]
 
 
 @pytest.mark.parametrize("num_players", PLAYER_COUNTS)
@@ -467,11 +474,80 @@ def test_first_player_option_rejects_bad_seats(bad: object) -> None:
         raw_env(3).reset(options={"first_player": bad})
 
 
-@pytest.mark.parametrize("options", [{"seed": 1}, {"auction_order": "placed", "shuffle": True}, {"first-player": 1}])
-def test_unknown_reset_options_are_rejected(options: dict[str, Any]) -> None:
-    unknown = next(key for key in options if key not in ("deck", "auction_order", "first_player"))
-    with pytest.raises(ValueError, match=unknown):
-        raw_env(2).reset(seed=0, options=options)
+@pytest.mark.parametrize(
+    ("options", "unknown"),
+    [
+        ({"decks": SPLIT_DECK}, ["decks"]),
+        ({"first_player": 1, "seed": 1, "first-player": 2}, ["first-player", "seed"]),
+        ({"auction_order": "placed", "shuffle": True}, ["shuffle"]),
+    ],
+    ids=["typo-decks", "two-unknown", "beside-a-known-one"],
+)
+def test_unknown_reset_options_are_ignored_with_a_warning_naming_them(
+    options: dict[str, Any], unknown: list[str]
+) -> None:
+    """Gymnasium/PettingZoo convention: reset reads the keys it knows and ignores the rest,
+    but a typo must not pass silently: one warning names every unknown key."""
+    known = {key: value for key, value in options.items() if key in ("deck", "auction_order", "first_player")}
+    expected = raw_env(3)
+    expected.reset(seed=4, options=known or None)
+    env = raw_env(3)
+    with pytest.warns(UserWarning) as caught:
+        env.reset(seed=4, options=options)
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert f"unknown reset option(s) {unknown}" in message, message
+    assert "deck" in message and "first_player" in message, "the warning lists the keys the env reads"
+    assert env.snapshot() == expected.snapshot(), "the known keys still apply, the unknown ones change nothing"
+
+
+def test_known_reset_options_do_not_warn() -> None:
+    env = raw_env(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        env.reset(seed=0, options={"deck": SPLIT_DECK, "auction_order": "placed", "first_player": 1})
+        env.reset(seed=0, options={})
+        env.reset(seed=0)
+
+
+@pytest.mark.parametrize("seed", [1.5, "7", -1, True, 2.0, [1]])
+@pytest.mark.parametrize("factory", [raw_env, biblios_env.env], ids=["raw_env", "env"])
+def test_bad_seeds_raise_value_error_naming_the_seed(seed: object, factory: Callable[..., Any]) -> None:
+    with pytest.raises(ValueError, match=rf"seed must be a non-negative int, got {re.escape(repr(seed))}"):
+        factory(2).reset(seed=seed)
+
+
+def test_numpy_integer_seeds_are_accepted() -> None:
+    env, expected = raw_env(2), raw_env(2)
+    env.reset(seed=np.int64(12))
+    expected.reset(seed=12)
+    assert env.snapshot() == expected.snapshot()
+
+
+@pytest.mark.parametrize(
+    ("seed", "options"),
+    [(1.5, None), ("7", None), (5, {"deck": [1, 2, 3]}), (None, {"deck": [1, 2, 3]}), (5, {"first_player": 9})],
+    ids=["float-seed", "str-seed", "bad-deck-seeded", "bad-deck-unseeded", "bad-first-player"],
+)
+def test_a_rejected_reset_changes_nothing(seed: object, options: dict[str, Any] | None) -> None:
+    """Validate first, change state after: the game in progress and the seeds of the unseeded
+    resets that follow are those of an env that never saw the rejected call."""
+
+    def after_reset(reject: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        env = raw_env(3)
+        env.reset(seed=8)
+        env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+        if reject:
+            with pytest.raises(ValueError):
+                env.reset(seed=seed, options=options)
+        in_progress = env.snapshot()
+        later = []
+        for _ in range(2):
+            env.reset()
+            later.append(env.snapshot())
+        return in_progress, later
+
+    assert after_reset(reject=True) == after_reset(reject=False)
 
 
 # ----------------------------------------------------------------- constructor checks
@@ -488,6 +564,13 @@ def test_unknown_reset_options_are_rejected(options: dict[str, Any]) -> None:
         {"first_player": 2},
         {"strict_bids": "yes"},
         {"expose_forced": 1},
+        {"num_players": 3.0},
+        {"num_players": "3"},
+        {"render_view": 2},
+        {"render_view": -1},
+        {"render_view": "all"},
+        {"render_view": True},
+        {"render_view": 1.0},
     ],
     ids=lambda kwargs: "-".join(f"{key}={value}" for key, value in kwargs.items()),
 )
@@ -628,6 +711,27 @@ def test_illegal_action_error_is_a_value_error_exported_by_the_package() -> None
     assert issubclass(biblios_env.IllegalActionError, ValueError)
 
 
+@pytest.mark.parametrize("action", [NUM_ACTIONS, -1, 1.5, 1.0, True, "0", None, np.float32(0), [0]])
+def test_bad_actions_through_env_raise_illegal_action_error_naming_the_value_and_range(action: object) -> None:
+    """env() has no assert-based bounds wrapper: raw_env's own check names the value."""
+    env = biblios_env.env(2)
+    env.reset(seed=0)
+    before = env.unwrapped.snapshot()
+    with pytest.raises(IllegalActionError) as error:
+        env.step(action)
+    message = str(error.value)
+    assert repr(action) in message and f"0..{NUM_ACTIONS - 1}" in message, message
+    assert env.unwrapped.snapshot() == before
+
+
+def test_numpy_integer_actions_are_accepted_by_env() -> None:
+    env = biblios_env.env(2)
+    env.reset(seed=0)
+    legal = int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0])
+    env.step(np.int32(legal))
+    assert env.unwrapped.game.history[0] == legal
+
+
 def test_env_wrapper_step_before_reset_raises_a_clear_error() -> None:
     env = biblios_env.env(2)
     with pytest.raises(AssertionError, match="reset"):
@@ -636,9 +740,23 @@ def test_env_wrapper_step_before_reset_raises_a_clear_error() -> None:
         env.observe("player_0")
 
 
-def test_raw_env_observe_before_reset_raises_a_clear_error() -> None:
-    with pytest.raises(RuntimeError, match="reset"):
-        raw_env(2).observe("player_0")
+@pytest.mark.parametrize(
+    "call",
+    [lambda env: env.step(0), lambda env: env.observe("player_0"), lambda env: env.render(),
+     lambda env: env.state(), lambda env: env.snapshot()],
+    ids=["step", "observe", "render", "state", "snapshot"],
+)
+def test_raw_env_before_reset_raises_a_clear_runtime_error(call: Callable[[Any], Any]) -> None:
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before"):
+        call(raw_env(2, render_mode="ansi"))
+
+
+def test_raw_env_step_after_close_raises_a_clear_runtime_error() -> None:
+    env = raw_env(2)
+    env.reset(seed=0)
+    env.close()
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before step"):
+        env.step(0)
 
 
 # ----------------------------------------------------------------- render, view, state
@@ -667,6 +785,72 @@ def test_render_shows_dice_common_area_auction_and_the_viewers_hand() -> None:
     hand_line = next(line for line in text.splitlines() if line.startswith("Hand of player_1"))
     assert all(f"[#{card}]" in hand_line for card in HAND_1)
     assert not any(f"[#{card}]" in text for card in HAND_0 if card not in SPLIT_DECK[2::3]), "seat 0's hand is hidden"
+
+
+def hand_lines(text: str) -> dict[int, str]:
+    """The rendered "Hand of player_N" lines, by seat."""
+    return {int(line.split()[2].removeprefix("player_")): line for line in text.splitlines()
+            if line.startswith("Hand of player_")}
+
+
+@pytest.mark.parametrize("num_players", PLAYER_COUNTS)
+def test_render_view_chooses_whose_table_is_rendered(num_players: int) -> None:
+    """One game played on four envs that differ only in render_view: ``None`` and
+    ``"current"`` follow the acting seat, a seat stays that seat's view, ``"table"`` shows
+    every hand."""
+    views = (None, "current", 1, "table")
+    envs = {view: biblios_env.env(num_players, render_mode="ansi", render_view=view) for view in views}
+    for env in envs.values():
+        env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    seen = {"pay": 0, "steps": 0}
+    reference = envs[None]
+    while reference.agents:
+        state = reference.unwrapped.game.state
+        acting = reference.unwrapped.game.current_player
+        texts = {view: env.render() for view, env in envs.items()}
+        if acting >= 0:
+            for view in (None, "current"):
+                assert f"viewed by player_{acting} ==" in texts[view].splitlines()[0]
+                assert list(hand_lines(texts[view])) == [acting]
+        assert "viewed by player_1 ==" in texts[1].splitlines()[0]
+        assert list(hand_lines(texts[1])) == [1], "a seat's view shows no other hand"
+        table = hand_lines(texts["table"])
+        assert "full table" in texts["table"].splitlines()[0] and list(table) == list(range(num_players))
+        for seat, hand in enumerate(state.hands):
+            assert all(f"[#{card}]" in table[seat] for card in hand), f"player_{seat}'s hand is shown in full"
+        if state.decision == Decision.PAY and state.payment:
+            seen["pay"] += 1
+            payment_line = next(line for line in texts["table"].splitlines() if " is paying; so far " in line)
+            assert all(f"[#{card}]" in payment_line for card in state.payment)
+        seen["steps"] += 1
+        _, _, terminated, truncated, _ = reference.last()
+        action = None if terminated or truncated else int(
+            rng.choice(np.flatnonzero(reference.observe(reference.agent_selection)["action_mask"])))
+        for env in envs.values():
+            env.step(action)
+    assert seen["steps"] > 50 and seen["pay"] > 0, seen
+    assert "winners" in envs["table"].render() and "viewed by player_1" in envs[1].render()
+
+
+def test_render_view_table_shows_the_drawn_card_to_the_spectator() -> None:
+    deck = valid_deck(2, seed=2)
+    seat_view, table_view = (raw_env(2, render_mode="ansi", render_view=view) for view in (1, "table"))
+    for env in (seat_view, table_view):
+        env.reset(seed=0, options={"deck": deck})
+    assert f"Drawn card: {card_name(deck[0])} [#{deck[0]}]" in table_view.render()
+    assert "Drawn card" not in seat_view.render(), "player_0 is drawing: player_1 does not see the card"
+
+
+def test_render_view_is_checked_against_the_player_count() -> None:
+    assert "viewed by player_3" in _rendered(raw_env(4, render_mode="ansi", render_view=np.int64(3)))
+    with pytest.raises(ValueError, match=r"render_view must be .* seat in 0\.\.2 for 3 players, got 3"):
+        raw_env(3, render_view=3)
+
+
+def _rendered(env: raw_env) -> str:
+    env.reset(seed=0)
+    return env.render()
 
 
 def test_render_at_the_end_shows_the_result() -> None:
