@@ -18,9 +18,11 @@ from scenarios import (
 )
 
 from biblios_env import actions as act
-from biblios_env.cards import CARD_VALUE, IS_GOLD
+from biblios_env.cards import CARD_VALUE, IS_GOLD, NUM_CARDS
 from biblios_env.engine.game import Game, IllegalActionError
 from biblios_env.engine.state import Decision
+from biblios_env.engine.views import player_view
+from biblios_env.observations import decode, encode, encode_state
 
 P = act.PASS
 B = act.bid
@@ -460,3 +462,160 @@ def test_auction_strict_bids_whole_games_never_refuse(num_players):
     for seed in range(3):
         game = random_playout(Game(num_players, seed=seed, strict_bids=True), seed, check)
         assert not any(kind == "penalty" for kind, _ in game.state.chance)
+
+
+# --------------------------------------------------------------------------- no change is ever given (issue 10)
+def gold_coins(cards) -> int:
+    """Coins in ``cards`` (gold cards only)."""
+    return sum(CARD_VALUE[c] for c in cards if IS_GOLD[c])
+
+
+def table_gold(state) -> int:
+    """Coins anywhere on the table: hands, payment in progress, discard, piles, removed cards."""
+    places = [*state.hands, state.payment, state.discard, state.draw_pile, state.auction_pile, state.removed]
+    places.append([c for c in (state.auction_card, state.drawn_card, state.kept_card) if c >= 0])
+    return sum(gold_coins(cards) for cards in places)
+
+
+def assert_paid_without_change(before, after, payer: int, paid: list[int], won: int) -> None:
+    """``payer`` completed a payment of exactly ``paid`` for the non-gold card ``won``, and nothing else moved.
+
+    There is no change (RULES §5): the payer's hand lost the paid cards and gained only the won
+    card, every other hand is untouched, the discard and the public discard grew by exactly the
+    paid cards, and the coins on the table are the same (none came back from anywhere).
+    """
+    assert sorted(after.hands[payer]) == sorted([*(c for c in before.hands[payer] if c not in paid), won])
+    assert gold_coins(after.hands[payer]) == gold_coins(before.hands[payer]) - gold_coins(paid)
+    for seat in range(before.num_players):
+        if seat != payer:
+            assert sorted(after.hands[seat]) == sorted(before.hands[seat]), seat
+    assert after.discard == [*before.discard, *paid]
+    assert after.public_discard == [*before.public_discard, *paid]
+    assert sorted(after.removed) == sorted(before.removed)
+    assert table_gold(after) == table_gold(before)
+
+
+def test_auction_overpaying_with_one_gold_gives_no_change_back_from_the_discard():
+    """Bidding 2 and paying with a single Gold 3 costs 3 (RULES §5), even when a Gold 1 that
+    could serve as change lies in the discard: it stays there, face up."""
+    change = gold(1, 0)
+    hands = hands_for(2, p1=[change, gold(2, 0), gold(3, 0), gold(1, 1)])
+    game = auction_game(2, hands, [LOT, LOT2])
+    play(game, [(1, B(3)), (0, P), (1, act.pay(change)), (1, act.pay(gold(2, 0)))])
+    assert change in game.state.public_discard  # change is there to be (wrongly) handed back
+    before = game.state.clone()
+    play(game, [(0, P), (1, B(2)), (1, act.pay(gold(3, 0)))])
+    assert_paid_without_change(before, game.state, 1, [gold(3, 0)], LOT2)
+    assert change in game.state.discard and change not in game.state.hands[1]
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_auction_overpaying_with_the_last_of_several_golds_gives_no_change(num_players):
+    """Bid 3 paid with Gold 2 + Gold 2 costs 4: the second card completes the payment and
+    nothing comes back, from the discard or from the other players (RULES §5)."""
+    other = 2 if num_players > 2 else 0
+    hands = hands_for(num_players, p1=[gold(2, 0), gold(2, 1), gold(1, 0)])
+    hands[other] = [gold(1, 1), gold(1, 2)]  # coins another player could (wrongly) give back
+    game = auction_game(num_players, hands, [LOT])
+    game.apply(B(3))  # seat 1 bids first (left of the active seat 0)
+    while game.state.decision == Decision.BID:
+        game.apply(P)
+    assert game.state.decision == Decision.PAY and game.current_player == 1
+    before = game.state.clone()
+    play(game, [(1, act.pay(gold(2, 0)))])
+    assert game.state.decision == Decision.PAY  # 2 coins do not cover a bid of 3
+    play(game, [(1, act.pay(gold(2, 1)))])
+    assert_paid_without_change(before, game.state, 1, [gold(2, 0), gold(2, 1)], LOT)
+    assert gold(1, 0) in game.state.hands[1]
+
+
+def test_auction_an_overpayment_leaves_no_credit_for_the_next_payment():
+    """Two payments in a row: an overpayment (bid 1, Gold 3) then bid 3 paid with Gold 1 + Gold 2.
+    The 2 coins overpaid the first time are gone, not carried over: the second payment still
+    needs both cards (RULES §5)."""
+    hands = hands_for(2, p1=[gold(3, 0), gold(2, 0), gold(1, 0), gold(1, 1)])
+    game = auction_game(2, hands, [LOT, LOT2])
+    first = game.state.clone()
+    play(game, [(1, B(1)), (0, P), (1, act.pay(gold(3, 0)))])
+    assert_paid_without_change(first, game.state, 1, [gold(3, 0)], LOT)
+    second = game.state.clone()
+    play(game, [(0, P), (1, B(3)), (1, act.pay(gold(1, 0)))])
+    assert game.state.decision == Decision.PAY and game.current_player == 1  # 1 coin of 3 so far
+    play(game, [(1, act.pay(gold(2, 0)))])
+    assert_paid_without_change(second, game.state, 1, [gold(1, 0), gold(2, 0)], LOT2)
+    assert gold_in_hand(game, 1) == 1
+
+
+# --------------------------------------------------------------------------- a face-up payment is public (issue 10)
+def assert_nobody_lists_as_held(game, cards: list[int]) -> None:
+    """No seat's public knowledge places any of ``cards`` in a hand: the state's public hands and
+    their indicator rows, every seat's view (opponents' cards and its own public cards) and
+    every seat's observation (the ``opponent_cards`` piece, from the view and from the state)."""
+    state = game.state
+    n = state.num_players
+    for seat in range(n):
+        assert not set(cards) & set(state.public_hands[seat]), seat
+        assert not any(state.public_hand_rows[seat][c] for c in cards), seat
+    for viewer in range(n):
+        view = player_view(state, viewer)
+        assert not set(cards) & set(view.own_public_cards), viewer
+        for relative, known in enumerate(view.opponent_cards, start=1):
+            assert not set(cards) & set(known), (viewer, relative)
+        for observation in (encode(view), encode_state(state, viewer)):
+            blocks = decode(observation)["opponent_cards"].reshape(-1, NUM_CARDS)
+            assert not blocks[:, cards].any(), viewer
+
+
+def assert_everybody_lists_as_held(game, seat: int, card_id: int) -> None:
+    """Every seat's public knowledge places ``card_id`` in ``seat``'s hand (the positive control)."""
+    state = game.state
+    n = state.num_players
+    assert card_id in state.public_hands[seat] and state.public_hand_rows[seat][card_id]
+    for viewer in range(n):
+        view = player_view(state, viewer)
+        relative = (seat - viewer) % n
+        if relative == 0:
+            assert card_id in view.own_public_cards
+        else:
+            assert card_id in view.opponent_cards[relative - 1]
+            blocks = decode(encode_state(state, viewer))["opponent_cards"].reshape(-1, NUM_CARDS)
+            assert blocks[relative - 1, card_id] == 1
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_auction_gold_paid_face_up_is_no_longer_publicly_in_the_payers_hand(num_players):
+    """A Gold 3 seat 1 took from the common area (so everybody knows it holds it) and then paid
+    face up for a category card is seen going to the discard (RULES §5, §7): no seat's view or
+    observation lists it in seat 1's hand any more; the won card is listed instead."""
+    public_gold, kept_gold = gold(3, 0), gold(1, 0)
+    game = auction_game(num_players, hands_for(num_players, p1=[public_gold, kept_gold]), [LOT])
+    assert_everybody_lists_as_held(game, 1, public_gold)  # seat 1 took it from the common area
+    assert kept_gold not in game.state.public_hands[1]  # kept face down: never public
+    game.apply(B(4))
+    while game.state.decision == Decision.BID:
+        game.apply(P)
+    play(game, [(1, act.pay(public_gold))])
+    assert_everybody_lists_as_held(game, 1, public_gold)  # paying is one act: not seen until complete
+    play(game, [(1, act.pay(kept_gold))])
+    assert LOT in game.state.hands[1]
+    assert_nobody_lists_as_held(game, [public_gold, kept_gold])
+    assert_everybody_lists_as_held(game, 1, LOT)
+
+
+def test_auction_gold_moved_by_a_penalty_then_paid_face_up_is_no_longer_public_anywhere():
+    """Seat 1 takes a Gold 3 from the common area, loses it in a penalty to seat 2 (the others do
+    not see which card moved, so it is still listed in seat 1's hand), and seat 2 pays it face up:
+    once everybody sees it discarded, no hand lists it (RULES §5, §7)."""
+    public_gold = gold(3, 0)
+    hands = hands_for(3, p1=[public_gold])
+    for seed in range(200):  # the penalty card is random: find a seed that moves the Gold 3 to seat 2
+        game = auction_game(3, hands, [LOT, LOT2], seed=seed)
+        play(game, [(1, B(60)), (2, P), (0, P)])  # seat 1 cannot pay 60: its REFUSE is forced
+        if public_gold in game.state.hands[2]:
+            break
+    else:
+        pytest.fail("no seed moved the Gold 3 to seat 2 in a penalty")
+    assert public_gold in game.state.public_hands[1]  # which card moved is not public
+    play(game, [(2, B(3)), (0, P), (2, act.pay(public_gold))])
+    assert LOT in game.state.hands[2]
+    assert_nobody_lists_as_held(game, [public_gold])

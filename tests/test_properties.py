@@ -28,11 +28,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from biblios_env.actions import MAX_BID, NUM_ACTIONS, PASS, REFUSE, describe
-from biblios_env.cards import CHURCH_IDS, DIE_MAX, DIE_MIN, NUM_CARDS
+from biblios_env.actions import MAX_BID, NUM_ACTIONS, PASS, PAY_BASE, REFUSE, describe
+from biblios_env.cards import CARD_VALUE, CHURCH_IDS, DIE_MAX, DIE_MIN, IS_CHURCH, IS_GOLD, NUM_CARDS
 from biblios_env.engine import Decision, Game, IllegalActionError, State
 from biblios_env.engine.log import to_log
 from biblios_env.engine.setup import DECK_SIZE
+from biblios_env.engine.state import indicator_row
+from biblios_env.engine.views import player_view
+from biblios_env.observations import decode, encode_state
 
 ALL_CARDS: Final = list(range(NUM_CARDS))
 CHURCH: Final = frozenset(CHURCH_IDS)
@@ -384,3 +387,104 @@ def test_exposed_forced_decisions_keep_the_invariants(config: dict[str, Any], ch
         check_step(game, game.snapshot())
         assert len(game.history) <= bound
     assert forced > 0, "every game has forced decisions (the last card of a gift turn)"
+
+
+# --------------------------------------------------------------------------- payments (issue 10, "Test gaps")
+def payment_covered(lot: int, bid: int, picks: list[int]) -> bool:
+    """Whether ``picks`` complete the payment of ``bid`` for ``lot`` (RULES §5): exactly ``bid``
+    cards of any kind for a gold card, gold worth at least ``bid`` for anything else."""
+    if IS_GOLD[lot]:
+        return len(picks) == bid
+    return sum(CARD_VALUE[card] for card in picks if IS_GOLD[card]) >= bid
+
+
+def check_public_hands_consistent(state: State) -> None:
+    """Public hand lists and their indicator rows agree, and no card seen going to the discard is
+    still listed as publicly known in any hand (RULES §7)."""
+    for seat, (public, row) in enumerate(zip(state.public_hands, state.public_hand_rows, strict=True)):
+        assert row == indicator_row(public), f"seat {seat}: public hand row differs from {public}"
+        assert not set(public) & set(state.public_discard), f"seat {seat} still lists discarded {public}"
+
+
+def check_no_view_lists(state: State, cards: list[int]) -> None:
+    """No seat's view or observation places any of ``cards`` in a hand (opponents' or its own)."""
+    n = state.num_players
+    for viewer in range(n):
+        view = player_view(state, viewer)
+        listed = set(view.own_public_cards).union(*view.opponent_cards)
+        assert not listed & set(cards), f"seat {viewer} still sees {sorted(listed & set(cards))} in a hand"
+        opponents = decode(encode_state(state, viewer))["opponent_cards"].reshape(-1, NUM_CARDS)
+        assert not opponents[:, cards].any(), f"seat {viewer}'s observation lists {cards} in a hand"
+
+
+class PaymentWatch:
+    """Follows one payment pick by pick and checks, when it completes, that it cost exactly the
+    picked cards: no change, no credit, nothing else moved (RULES §5)."""
+
+    def __init__(self, state: State) -> None:
+        self.payer = state.current_player
+        self.lot = state.auction_card
+        self.bid = state.high_bid
+        self.hand_at_start = sorted(state.hands[self.payer])
+        self.picks: list[int] = []
+
+    def pick(self, game: Game, card: int) -> bool:
+        """Apply the pick of ``card``; ``True`` once the payment is complete (and checked)."""
+        before = game.state.clone()
+        self.picks.append(card)
+        game.apply(PAY_BASE + card)
+        state = game.state
+        covered = payment_covered(self.lot, self.bid, self.picks)
+        assert (state.decision != Decision.PAY) == covered, (
+            f"payment of {self.picks} for a bid of {self.bid} on card {self.lot}: "
+            f"{'not ' if covered else ''}completed after a pick that {'covers' if covered else 'does not cover'} it"
+        )
+        if covered:
+            self.check_completed(before, state)
+        return covered
+
+    def check_completed(self, before: State, after: State) -> None:
+        picks, payer = self.picks, self.payer
+        won = [] if IS_CHURCH[self.lot] else [self.lot]  # a church card is resolved at once (RULES §4)
+        remaining = [card for card in self.hand_at_start if card not in picks]
+        assert sorted(after.hands[payer]) == sorted(remaining + won), "the payer's hand gained or lost other cards"
+        for seat in range(after.num_players):
+            if seat != payer:
+                assert sorted(after.hands[seat]) == sorted(before.hands[seat]), f"seat {seat}'s hand changed"
+        assert sorted(after.discard) == sorted(before.discard + picks), "the discard did not gain exactly the payment"
+        assert sorted(after.removed) == sorted(before.removed)
+        if IS_GOLD[self.lot]:
+            assert len(picks) == self.bid
+            assert after.public_discard == before.public_discard, "a face-down payment was shown"
+        else:
+            coins = [CARD_VALUE[card] for card in picks if IS_GOLD[card]]
+            assert len(coins) == len(picks) and sum(coins) >= self.bid > sum(coins[:-1])
+            assert after.public_discard == before.public_discard + picks
+            check_no_view_lists(after, picks)
+
+
+@examples(100)
+@given(config=game_configs(), chooser=st.tuples(st.integers(0, 2**32 - 1), st.just("thrifty")))
+def test_every_completed_payment_costs_exactly_the_picked_cards(
+    config: dict[str, Any], chooser: tuple[int, str]
+) -> None:
+    """Over random games (every decision exposed), each payment completes exactly when the picked
+    cards cover the bid, removes exactly the picked cards from the payer's hand, lets no card into
+    it but the won card, and moves no other card; gold paid face up leaves every seat's public
+    knowledge of hands; and public hands never list a card seen discarded (RULES §5, §7)."""
+    game = Game(**config, auto_forced=False)
+    rng = random.Random(chooser[0])
+    watch: PaymentWatch | None = None
+    completed = 0
+    while not game.is_over:
+        state = game.state
+        action = choose(rng, game, chooser[1])
+        if state.decision == Decision.PAY and action != REFUSE:
+            watch = watch or PaymentWatch(state)
+            if watch.pick(game, action - PAY_BASE):
+                watch, completed = None, completed + 1
+        else:
+            watch = None  # a refusal abandons the payment; the next one starts afresh
+            game.apply(action)
+        check_public_hands_consistent(game.state)
+    assert completed, "no payment was completed: the property was not exercised"
