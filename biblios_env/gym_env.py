@@ -27,11 +27,36 @@ current learner decision (boolean, length 266), exactly the PettingZoo mask: sb3
 ``MaskablePPO`` finds it by name, through any VecEnv. After the end of the game it is all
 False. The mask is also in ``info["action_mask"]`` of every ``reset`` and ``step``.
 
+**Actions.** An action is an int id: a Python or numpy integer, or the 0-d integer array
+``model.predict`` returns for one observation. Anything else — a bool, a float such as
+``1.7``, a string — raises :class:`~biblios_env.engine.IllegalActionError` naming it, in
+both modes below (it is a caller's bug, not a move).
+
 **Illegal actions.** By default an illegal action raises
 :class:`~biblios_env.engine.IllegalActionError` naming it (a policy that drops its masks
-fails loudly). Gymnasium's and SB3's environment checkers step *unmasked* random
-actions; build the env with ``illegal_action="forfeit"`` for them: an illegal action then
-ends the episode with reward ``forfeit_reward`` and ``info["forfeit"] = True``.
+fails loudly); the game is unchanged, so the learner may act again. Gymnasium's and SB3's
+environment checkers step *unmasked* random actions; build the env with
+``illegal_action="forfeit"`` for them: an illegal action id then ends the episode with
+reward ``forfeit_reward`` and ``info["forfeit"] = True``.
+
+**Reset.** ``reset(seed=..., options=...)`` reads ``num_players``, ``learner_seat`` and the
+PettingZoo env's ``deck``, ``auction_order`` and ``first_player``; other keys are ignored
+with a warning naming them. A bad seed (a non-negative int is expected), a player count
+this env does not play or a ``learner_seat`` that is not a seat raises ValueError naming it
+before anything changes; an option that fails only once the episode is drawn (a ``deck``
+for another player count, a ``learner_seat`` beyond the drawn count) raises ValueError and
+leaves the episode stopped, as below.
+
+**Faults.** If an opponent raises (in ``start_game`` or ``act``) or plays an illegal action
+inside ``reset()`` or ``step()``, an :class:`OpponentError` names the opponent, its seat and
+the game seed, and the episode is stopped: the game is still on that opponent's turn, so
+every ``step()`` raises RuntimeError until the next ``reset()`` (and ``action_masks()`` is
+all False). The same holds if a reset fails half-way or an opponent's turn is interrupted.
+
+**Rendering.** ``render_mode`` ``"ansi"`` or ``"human"``; ``render_view`` ``None`` or
+``"learner"`` (default) shows the learner's seat's table, what the learner may know;
+``"table"`` shows the full table, every hand, for a human watching (see
+:func:`biblios_env.text.full_table_text`).
 
 **Opponents.** ``opponents`` is one of: ``None`` (uniformly random legal moves); a sequence
 of agents, one per other seat in seat order after the learner (the learner's left
@@ -59,19 +84,64 @@ from gymnasium import spaces
 
 from biblios_env.actions import NUM_ACTIONS
 from biblios_env.agent_interface import Agent, AgentObservation
-from biblios_env.engine.game import Game
+from biblios_env.engine.game import Game, IllegalActionError, check_seed
 from biblios_env.engine.setup import check_num_players
 from biblios_env.engine.views import player_view
 from biblios_env.layout import GYM_ENV_ID
-from biblios_env.pettingzoo_env import RESET_OPTIONS, raw_env
-from biblios_env.text import game_text, render
+from biblios_env.pettingzoo_env import RESET_OPTIONS, known_reset_options, raw_env
+from biblios_env.text import FULL_TABLE, Viewer, game_text, render
 
 ILLEGAL_ACTIONS: Final = ("raise", "forfeit")
 #: Keys ``reset(options=...)`` accepts besides the PettingZoo env's (``deck``, ``auction_order``, ``first_player``).
 GYM_RESET_OPTIONS: Final = ("learner_seat", "num_players")
+#: ``render_view`` values: the learner's seat's view (the default) or the full table.
+LEARNER_VIEW: Final = "learner"
+RENDER_VIEWS: Final = (LEARNER_VIEW, FULL_TABLE)
+#: Why the episode cannot go on while the opponents play (replaced by the reason if one fails).
+_INTERRUPTED: Final = "the episode was interrupted during an opponent's turn"
 
 #: Where the opponents come from: a source called once per episode.
 OpponentSource = Callable[[int, np.random.Generator], Sequence[Agent]]
+
+
+class OpponentError(RuntimeError):
+    """An opponent raised, or played an illegal action, inside ``reset()`` or ``step()``.
+
+    The game is then stopped on that opponent's turn, so the wrapper refuses further steps
+    until ``reset()``: the learner's next action would otherwise be applied to the
+    opponent's decision.
+    """
+
+
+def check_learner_action(action: object) -> int:
+    """``action`` as an int id: Python and numpy integers, and the 0-d integer arrays that
+    ``model.predict`` returns for one observation (what ``Discrete.contains`` accepts).
+
+    Bools, floats and strings are refused, as :meth:`raw_env.step` refuses them: ``int(1.7)``
+    would silently play action 1. Whether the id is legal is checked afterwards.
+    """
+    if type(action) is int:
+        return action
+    if isinstance(action, np.integer):
+        return int(action)
+    if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+        return int(action)
+    raise IllegalActionError(
+        f"action must be an int id in 0..{NUM_ACTIONS - 1} (numpy integers are fine), got {action!r}"
+    )
+
+
+def _player_counts(num_players: object) -> tuple[int, ...]:
+    """The constructor's ``num_players``, a count or a non-empty sequence of counts, as a tuple."""
+    is_sequence = isinstance(num_players, Sequence) and not isinstance(num_players, str)
+    counts = tuple(num_players) if is_sequence else (num_players,)  # type: ignore[arg-type]
+    if not counts:
+        raise ValueError("num_players must be a count or a non-empty sequence of counts")
+    return tuple(check_num_players(count) for count in counts)
+
+
+def _is_seat_number(value: object) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | np.integer) and value >= 0
 
 
 class UniformRandomOpponent:
@@ -129,6 +199,10 @@ def _is_agent(value: object) -> bool:
     return not isinstance(value, type) and isinstance(value, Agent)
 
 
+def _agent_name(agent: Agent) -> str:
+    return getattr(agent, "name", type(agent).__name__)
+
+
 class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
     """One learning seat against given opponents; see the module docstring for the full documentation.
 
@@ -137,7 +211,8 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         opponents: ``None``, a sequence of agents, one agent (2 players), or an
             :data:`OpponentSource` such as :class:`OpponentPool`.
         learner_seat: the learner's seat, or ``None`` to draw it per episode.
-        render_mode: ``None``, ``"ansi"`` or ``"human"`` (the table from the learner's seat).
+        render_mode: ``None``, ``"ansi"`` or ``"human"``.
+        render_view: ``None`` / ``"learner"`` (the learner's seat's table) or ``"table"`` (every hand).
         penalty, strict_bids, reward, expose_forced: the PettingZoo env's options.
         illegal_action: ``"raise"`` (default) or ``"forfeit"`` (for the environment checkers).
         forfeit_reward: the reward of a forfeited episode.
@@ -152,6 +227,7 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         *,
         learner_seat: int | None = None,
         render_mode: str | None = None,
+        render_view: str | None = None,
         penalty: str = "standard",
         strict_bids: bool = False,
         reward: str = "win",
@@ -160,20 +236,20 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         forfeit_reward: float = -1.0,
     ) -> None:
         super().__init__()
-        counts = (num_players,) if isinstance(num_players, int) else tuple(num_players)
-        if not counts:
-            raise ValueError("num_players must be a count or a non-empty sequence of counts")
-        self.player_counts: tuple[int, ...] = tuple(check_num_players(count) for count in counts)
-        if learner_seat is not None and not 0 <= learner_seat < min(self.player_counts):
+        self.player_counts: tuple[int, ...] = _player_counts(num_players)
+        if learner_seat is not None and not (_is_seat_number(learner_seat) and learner_seat < min(self.player_counts)):
             raise ValueError(
                 f"learner_seat must be None or a seat below {min(self.player_counts)}, got {learner_seat!r}"
             )
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+        if render_view is not None and render_view not in RENDER_VIEWS:
+            raise ValueError(f"render_view must be None, 'learner' or 'table', got {render_view!r}")
         if illegal_action not in ILLEGAL_ACTIONS:
             raise ValueError(f"illegal_action must be 'raise' or 'forfeit', got {illegal_action!r}")
-        self.learner_seat_option = learner_seat
+        self.learner_seat_option = None if learner_seat is None else int(learner_seat)
         self.render_mode = render_mode
+        self.render_view = LEARNER_VIEW if render_view is None else render_view
         self.illegal_action = illegal_action
         self.forfeit_reward = float(forfeit_reward)
         env_options = {"penalty": penalty, "strict_bids": strict_bids, "reward": reward, "expose_forced": expose_forced}
@@ -190,6 +266,8 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         self._mask = np.zeros(NUM_ACTIONS, dtype=bool)
         self._info: dict[str, Any] = {}
         self._done = True
+        #: Why the episode cannot go on (a failed reset, an opponent's fault), or None.
+        self._aborted: str | None = None
 
     # ----------------------------------------------------------------- opponents
     def _source(self, opponents: OpponentSource | Sequence[Agent] | Agent | None) -> OpponentSource:
@@ -225,52 +303,66 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed)
-        rng = self.np_random
-        options = dict(options or {})
-        unknown = sorted(set(options) - set(GYM_RESET_OPTIONS) - set(RESET_OPTIONS))
-        if unknown:
-            raise ValueError(
-                f"unknown reset option(s) {unknown}; expected some of {list(GYM_RESET_OPTIONS + RESET_OPTIONS)}"
-            )
+        """Start an episode (see the module docs). The seed and the options are checked before
+        anything changes; if the episode then cannot start (a deck that does not fit the drawn
+        player count, an opponent that fails), ``step()`` is refused until the next reset."""
+        if seed is not None:
+            seed = check_seed(seed)  # our message naming the value, and numpy integers pass
+        options = known_reset_options(options, GYM_RESET_OPTIONS + RESET_OPTIONS)
         num_players = options.pop("num_players", None)
-        if num_players is None:
-            num_players = self.player_counts[int(rng.integers(len(self.player_counts)))]
-        elif num_players not in self.envs:
+        if num_players is not None and check_num_players(num_players) not in self.envs:
             raise ValueError(f"num_players {num_players!r} is not one of this env's counts {self.player_counts}")
         seat = options.pop("learner_seat", self.learner_seat_option)
+        if seat is not None and not _is_seat_number(seat):
+            raise ValueError(f"learner_seat must be None or a seat, got {seat!r}")
+        super().reset(seed=seed)
+        self._aborted = "the last reset() did not finish"
+        self._start_episode(num_players, seat, options)
+        self._play_opponents()
+        if self._done:
+            raise RuntimeError("the game ended before the learner's first decision")
+        self._aborted = None
+        return self._observation(), self._step_info()
+
+    def _start_episode(self, num_players: int | None, seat: int | None, game_options: dict[str, Any]) -> None:
+        """Draw what ``reset`` left open (player count, learner seat, opponents, seeds) and deal."""
+        rng = self.np_random
+        if num_players is None:
+            num_players = self.player_counts[int(rng.integers(len(self.player_counts)))]
+        num_players = int(num_players)
         if seat is None:
             seat = int(rng.integers(num_players))
-        elif not (isinstance(seat, int) and 0 <= seat < num_players):
+        elif not seat < num_players:
             raise ValueError(f"learner_seat must be a seat 0..{num_players - 1}, got {seat!r}")
         opponents = list(self.opponent_source(num_players, rng))
         if len(opponents) != num_players - 1:
             raise ValueError(f"the opponent source returned {len(opponents)} agents for {num_players} players")
         self.env = self.envs[num_players]
-        self.learner_seat = seat
+        self.learner_seat = int(seat)
         self.opponents = opponents
-        self.env.reset(seed=int(rng.integers(2**63)), options=options or None)
+        self.env.reset(seed=int(rng.integers(2**63)), options=game_options or None)
         self._seat_agents = {}
         for offset, agent in enumerate(opponents):
-            other = (seat + 1 + offset) % num_players  # the learner's left neighbour first
+            other = (self.learner_seat + 1 + offset) % num_players  # the learner's left neighbour first
             self._seat_agents[other] = agent
-            agent.start_game(other, num_players, seed=int(rng.integers(2**63)))
+            try:
+                agent.start_game(other, num_players, seed=int(rng.integers(2**63)))
+            except Exception as error:
+                raise self._opponent_failed(other, "raised in start_game()", error) from error
         self._done = False
         self._info = {
-            "learner_seat": seat,
+            "learner_seat": self.learner_seat,
             "num_players": num_players,
-            "opponents": [getattr(agent, "name", type(agent).__name__) for agent in opponents],
+            "opponents": [_agent_name(agent) for agent in opponents],
         }
-        self._play_opponents()
-        if self._done:
-            raise RuntimeError("the game ended before the learner's first decision")
-        return self._observation(), self._step_info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self._aborted is not None:
+            raise RuntimeError(f"{self._aborted}; call reset() to start a new episode")
         if self._done:
             raise RuntimeError("step() after the end of the episode; call reset()")
         game = self._game
-        action = int(action)
+        action = check_learner_action(action)
         if self.illegal_action == "forfeit" and action not in game.legal_actions():
             self._done = True
             return self._observation(), self.forfeit_reward, True, False, self._step_info(forfeit=True)
@@ -284,12 +376,17 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         return self._observation(), reward, self._done, False, self._step_info()
 
     def action_masks(self) -> np.ndarray:
-        """The legal actions of the learner's current decision (bool[266]); all False at the end."""
+        """The legal actions of the learner's current decision (bool[266]); all False at the end
+        and in a stopped episode (see Faults in the module docs)."""
+        if self._aborted is not None:
+            return np.zeros(NUM_ACTIONS, dtype=bool)
         return self._mask.copy()
 
     def render(self) -> str | None:
+        """The learner's seat's table, or the full table with ``render_view="table"``."""
         game = self._game
-        return render(lambda: game_text(game, self.learner_seat), self.render_mode)
+        viewer: Viewer = FULL_TABLE if self.render_view == FULL_TABLE else self.learner_seat
+        return render(lambda: game_text(game, viewer), self.render_mode)
 
     def close(self) -> None:
         for env in self.envs.values():
@@ -308,15 +405,38 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         return player_view(self._game.state, self.learner_seat)
 
     def _play_opponents(self) -> None:
-        """Let the opponents act until the learner must decide or the game ends."""
+        """Let the opponents act until the learner must decide or the game ends.
+
+        While they play, the episode counts as aborted: if anything escapes (an opponent's
+        exception, an illegal action, even a KeyboardInterrupt) the game stays on an
+        opponent's turn, and ``step()`` must not apply the learner's next action to it.
+        """
         game = self._game
         env = self.env
+        self._aborted = _INTERRUPTED
         while not game.is_over and game.current_player != self.learner_seat:
             seat = game.current_player
             legal = game.legal_actions()
-            action = self._seat_agents[seat].act(AgentObservation(player_view(game.state, seat), list(legal)))
-            env.step(action)  # an opponent's illegal action raises, naming it
+            try:
+                action = self._seat_agents[seat].act(AgentObservation(player_view(game.state, seat), list(legal)))
+            except Exception as error:
+                raise self._opponent_failed(seat, "raised in act()", error) from error
+            try:
+                env.step(action)
+            except IllegalActionError as error:
+                raise self._opponent_failed(seat, "played an illegal action", error) from error
+        self._aborted = None
         self._done = game.is_over
+
+    def _opponent_failed(self, seat: int, what: str, error: Exception) -> OpponentError:
+        """Stop the episode on ``seat``'s fault and build the error that says so."""
+        message = (
+            f"opponent {_agent_name(self._seat_agents[seat])!r} in seat {seat} {what} "
+            f"(game seed {self._game.seed}, {self._game.num_players} players, learner in seat {self.learner_seat}): "
+            f"{type(error).__name__}: {error}"
+        )
+        self._aborted = f"the episode was stopped: {message}"
+        return OpponentError(message)
 
     def _observation(self) -> np.ndarray:
         observed = self.env.observe(self.env.possible_agents[self.learner_seat])
@@ -348,7 +468,9 @@ __all__ = [
     "GYM_ENV_ID",
     "GYM_RESET_OPTIONS",
     "ILLEGAL_ACTIONS",
+    "RENDER_VIEWS",
     "BibliosGymEnv",
+    "OpponentError",
     "OpponentPool",
     "OpponentSource",
     "UniformRandomOpponent",

@@ -5,6 +5,7 @@ opponents, seeding and vectorized environments."""
 from __future__ import annotations
 
 import random
+import re
 import warnings
 
 import gymnasium
@@ -249,7 +250,16 @@ def test_seeded_reset_replays_the_same_episode():
         ({"num_players": 3, "opponents": [RandomAgent()] * 2}, "distinct"),
         ({"opponents": 5}, "opponents must be"),
         ({"num_players": 5}, "num_players"),
+        ({"num_players": 3.0}, "num_players must be 2, 3 or 4, got 3.0"),
+        ({"num_players": (2, 3.0)}, "got 3.0"),
+        ({"num_players": "3"}, "got '3'"),
+        ({"num_players": ()}, "non-empty"),
         ({"num_players": 3, "learner_seat": 3}, "learner_seat"),
+        ({"learner_seat": True}, "got True"),
+        ({"learner_seat": 1.0}, "got 1.0"),
+        ({"learner_seat": -1}, "got -1"),
+        ({"render_view": "all"}, "render_view must be None, 'learner' or 'table', got 'all'"),
+        ({"render_view": 0}, "render_view"),
         ({"illegal_action": "ignore"}, "illegal_action"),
         ({"reward": "score"}, "reward"),
     ],
@@ -263,16 +273,103 @@ def test_reset_options_are_checked_and_passed_to_the_game():
     env = BibliosGymEnv((2, 3))
     _, info = env.reset(seed=0, options={"num_players": 3, "learner_seat": 2, "first_player": 1})
     assert (info["num_players"], info["learner_seat"], env.env.game.config["first_player"]) == (3, 2, 1)
-    with pytest.raises(ValueError, match="unknown reset option"):
-        env.reset(seed=0, options={"colour": "red"})
     with pytest.raises(ValueError, match="num_players"):
         env.reset(seed=0, options={"num_players": 4})
 
 
-def test_render_shows_the_learners_seat():
-    env = BibliosGymEnv(3, learner_seat=1, render_mode="ansi")
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"num_players": 3.0}, "num_players must be 2, 3 or 4, got 3.0"),
+        ({"num_players": True}, "got True"),
+        ({"learner_seat": True}, "learner_seat must be None or a seat, got True"),
+        ({"learner_seat": 1.0}, "got 1.0"),
+        ({"num_players": 2, "learner_seat": 2}, "learner_seat must be a seat 0..1, got 2"),
+        ({"first_player": 1.0}, "first_player"),
+    ],
+)
+def test_bad_reset_options_are_rejected_naming_the_value(options, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        BibliosGymEnv((2, 3)).reset(seed=0, options=options)
+
+
+def test_unknown_reset_options_are_ignored_with_a_warning_naming_them():
+    expected, env = BibliosGymEnv(3), BibliosGymEnv(3)
+    expected_observation, _ = expected.reset(seed=4, options={"learner_seat": 1})
+    with pytest.warns(UserWarning, match=re.escape("unknown reset option(s) ['colour', 'decks']")):
+        observation, info = env.reset(seed=4, options={"decks": [1, 2], "learner_seat": 1, "colour": "red"})
+    assert info["learner_seat"] == 1, "the known keys still apply"
+    np.testing.assert_array_equal(observation, expected_observation)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        env.reset(seed=4, options={"learner_seat": 1, "num_players": 3, "auction_order": "placed"})
+
+
+@pytest.mark.parametrize("seed", [1.5, "7", -1, True, [3]])
+def test_bad_seeds_are_rejected_naming_the_value_and_change_nothing(seed):
+    def trace(reject: bool) -> list[np.ndarray]:
+        env = BibliosGymEnv((2, 3))
+        env.reset(seed=5)
+        if reject:
+            with pytest.raises(ValueError, match=re.escape(f"seed must be a non-negative int, got {seed!r}")):
+                env.reset(seed=seed)
+        return [env.reset()[0] for _ in range(3)]
+
+    assert all(np.array_equal(a, b) for a, b in zip(trace(reject=True), trace(reject=False), strict=True))
+
+
+def test_numpy_integer_seeds_are_accepted():
+    first, _ = BibliosGymEnv(3).reset(seed=np.int64(9))
+    second, _ = BibliosGymEnv(3).reset(seed=9)
+    np.testing.assert_array_equal(first, second)
+
+
+# ----------------------------------------------------------------------------- action types
+@pytest.mark.parametrize("illegal_action", ["raise", "forfeit"])
+@pytest.mark.parametrize("action", [1.7, 1.5, 1.0, True, False, "0", None, np.float64(1), np.array([1]), np.array(1.0)])
+def test_non_integer_actions_are_rejected_naming_the_value_in_both_modes(illegal_action, action):
+    env = BibliosGymEnv(illegal_action=illegal_action)
     env.reset(seed=0)
-    assert "viewed by player_1" in env.render()
+    before = (env.env.snapshot(), list(env.env.game.history))
+    with pytest.raises(IllegalActionError, match=re.escape(repr(action))) as error:
+        env.step(action)
+    assert f"0..{NUM_ACTIONS - 1}" in str(error.value)
+    assert (env.env.snapshot(), list(env.env.game.history)) == before, "nothing was played"
+    legal = int(np.flatnonzero(env.action_masks())[0])
+    env.step(legal)  # the episode goes on
+    assert env.env.game.history[len(before[1])] == legal
+
+
+@pytest.mark.parametrize("make", [int, np.int64, np.int32, np.uint8, np.array], ids=lambda make: make.__name__)
+def test_integer_actions_of_every_kind_are_played(make):
+    env = BibliosGymEnv()
+    env.reset(seed=0)
+    played = len(env.env.game.history)
+    legal = int(np.flatnonzero(env.action_masks())[0])
+    env.step(make(legal))
+    assert env.env.game.history[played] == legal
+
+
+@pytest.mark.parametrize("render_view", [None, "learner"])
+def test_render_shows_the_learners_seat(render_view):
+    env = BibliosGymEnv(3, learner_seat=1, render_mode="ansi", render_view=render_view)
+    env.reset(seed=0)
+    text = env.render()
+    assert "viewed by player_1" in text
+    assert [line.split()[2] for line in text.splitlines() if line.startswith("Hand of")] == ["player_1"]
+
+
+def test_render_view_table_shows_every_hand():
+    env = BibliosGymEnv(3, learner_seat=1, render_mode="ansi", render_view="table")
+    env.reset(seed=0)
+    for _ in range(12):
+        env.step(int(np.flatnonzero(env.action_masks())[0]))
+    text = env.render()
+    assert "full table" in text.splitlines()[0]
+    hands = {line.split()[2]: line for line in text.splitlines() if line.startswith("Hand of")}
+    assert list(hands) == ["player_0", "player_1", "player_2"]
+    for seat, hand in enumerate(env.env.game.state.hands):
+        assert hand and all(f"[#{card}]" in hands[f"player_{seat}"] for card in hand)
 
 
 # ----------------------------------------------------------------------------- vectorized
