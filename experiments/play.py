@@ -6,7 +6,9 @@
 
 You see exactly what your seat may see (RULES §7): the table is drawn from your
 :class:`~biblios_env.engine.views.PlayerView`, and the other players' moves are told as the
-table would see them (a card kept or put on the auction pile stays face down). Every
+table would see them (a card kept or put on the auction pile stays face down). The table and
+the question fit an 80x24 terminal with 4 players (a card in its category's row is its value and
+letter, ``3F``; in a payment, ``5:3F`` means type 5 to pay that card). Every
 decision lists its choices, numbered, with their meaning; in an auction type the amount
 you bid (``+`` bids the minimum, ``p`` passes). ``h`` shows the commands, ``s`` asks the
 value heuristic for a suggestion, ``t`` shows the table again, ``q`` leaves the game. Bad
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import re
 import secrets
 import sys
 import time
@@ -30,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from rich.columns import Columns
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.rule import Rule
@@ -54,7 +58,6 @@ from biblios_env.actions import (
 from biblios_env.agent_interface import Agent, AgentObservation
 from biblios_env.cards import (
     CARD_CATEGORY,
-    CARD_CHURCH,
     CARD_LETTER,
     CARD_VALUE,
     CATEGORY_NAMES,
@@ -62,7 +65,6 @@ from biblios_env.cards import (
     IS_GOLD,
     LETTERS,
     NUM_CATEGORIES,
-    ChurchEffect,
     card_name,
 )
 from biblios_env.engine.game import PENALTIES, Game, check_seed
@@ -114,6 +116,38 @@ def cards_text(cards: Sequence[int], empty: str = "-") -> Text:
     return Text(", ").join(card_text(card) for card in sorted(cards))
 
 
+def short_card_text(card: int) -> Text:
+    """A card as short as its table row allows: ``3F`` (value and letter) under its category, ``2``
+    under Gold, the full name for a church card."""
+    if IS_GOLD[card]:
+        return Text(str(CARD_VALUE[card]), style=GOLD_STYLE)
+    if IS_CHURCH[card]:
+        return card_text(card)
+    return Text(f"{CARD_VALUE[card]}{LETTERS[CARD_LETTER[card]]}", style=CATEGORY_STYLES[CARD_CATEGORY[card]])
+
+
+def grouped_cards_text(cards: Sequence[int], empty: str = "-") -> Text:
+    """Cards grouped by their row, short: ``Pigments 2B 2D · Gold 1 3 · Church +1 to two dice``."""
+    if not cards:
+        return Text(empty, style="dim")
+    groups: dict[str, tuple[Text | None, list[Text]]] = {}
+    for card in sorted(cards):  # ids run category by category (letters in order), then gold, then church
+        heading = None if IS_CHURCH[card] else card_row_text(card)  # a church card's name says it all
+        key = "church" if heading is None else heading.plain
+        groups.setdefault(key, (heading, []))[1].append(short_card_text(card))
+    lines = [Text(" ").join([heading, *items] if heading else items) for heading, items in groups.values()]
+    return Text(" · ").join(lines)
+
+
+def card_row_text(card: int) -> Text:
+    """The table row a card belongs to: its category, Gold or Church."""
+    if IS_GOLD[card]:
+        return Text("Gold", style=GOLD_STYLE)
+    if IS_CHURCH[card]:
+        return Text("Church", style=CHURCH_STYLE)
+    return category_text(CARD_CATEGORY[card])
+
+
 def category_text(category: int) -> Text:
     return Text(CATEGORY_NAMES[category], style=CATEGORY_STYLES[category])
 
@@ -158,17 +192,15 @@ def menu(view: PlayerView, legal: Sequence[int]) -> list[Choice]:
         for action in legal:
             choices.append(Choice(str(len(choices) + 1), action, card_text(action - TAKE_BASE)))
     elif decision == Decision.CHURCH:
-        delta = -1 if CARD_CHURCH[view.church_card] == ChurchEffect.TWO_DOWN else 1
         for action in legal:
             if action == CHURCH_DECLINE:
                 meaning = Text("decline: discard it without effect")
             elif action < CHURCH_TWO_BASE:
                 category, direction = divmod(action - CHURCH_ONE_BASE, 2)
                 meaning = _die_change(view.dice, category, -1 if direction else 1)
-            else:
+            else:  # both dice move by the same step, named in the question's title: the pair is enough
                 first, second = CATEGORY_PAIRS[action - CHURCH_TWO_BASE]
-                changes = [_die_change(view.dice, first, delta), _die_change(view.dice, second, delta)]
-                meaning = Text(" & ").join(changes)
+                meaning = Text.assemble(category_text(first), " & ", category_text(second))
             choices.append(Choice(str(len(choices) + 1), action, meaning))
     elif decision == Decision.PAY:
         for action in legal:
@@ -225,15 +257,23 @@ def parse_answer(text: str, view: PlayerView, legal: Sequence[int], choices: Seq
     return Answer(actions=tuple(actions))
 
 
+def bid_range(view: PlayerView, legal: Sequence[int]) -> tuple[int, int]:
+    """The lowest and highest amount the viewer may bid now (the highest is below the lowest when
+    no bid is left, e.g. under strict bids with too little gold)."""
+    return view.high_bid + 1, max((action - BID_BASE for action in legal if action != PASS), default=0)
+
+
 def _parse_bid(text: str, view: PlayerView, legal: Sequence[int]) -> Answer:
-    low = view.high_bid + 1
-    high = max((action - BID_BASE for action in legal if action != PASS), default=0)
+    low, high = bid_range(view, legal)
     if text in ("p", "pass", "0"):
         return Answer(actions=(PASS,))
     if text in ("+", "m", "min"):
         text = str(low)
-    if text.startswith(("b", "bid")):
-        text = text.removeprefix("bid").removeprefix("b").strip()
+    spelled = re.fullmatch(r"b(?:id)?\s*(\d*)", text)  # "bid 7", "b7"; "banana" is not a bid word
+    if spelled:
+        text = spelled.group(1)
+        if not text:
+            return Answer(error=f"bid needs an amount: bid N with N from {low} to {high} (+ for {low}, p to pass).")
     if not text.isdigit():
         return Answer(error=f"{text!r} is not a bid: type an amount from {low} to {high}, + for {low}, or p to pass.")
     amount = int(text)
@@ -247,6 +287,35 @@ def _parse_bid(text: str, view: PlayerView, legal: Sequence[int]) -> Answer:
         reason = "what you can pay (strict bids)" if view.strict_bids else "all the gold in the game"
         return Answer(error=f"Bids go up to {high}, {reason}.")
     return Answer(actions=(BID_BASE + amount,))
+
+
+def _cards_by_row(choices: Sequence[Choice]) -> Table:
+    """Payment choices one row per category, then gold (``5: 2B``: type 5 to pay Pigments 2 (B)):
+    a hand of any size takes at most six rows."""
+    rows: dict[str, tuple[Text, list[Text]]] = {}
+    for choice in choices:
+        card = choice.action - PAY_BASE
+        row = card_row_text(card)
+        item = Text.assemble((f"{choice.key}:", "bold"), short_card_text(card))
+        rows.setdefault(row.plain, (row, []))[1].append(item)
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(no_wrap=True)
+    grid.add_column()
+    for name, items in rows.values():
+        grid.add_row(name, Text("  ").join(items))
+    return grid
+
+
+def _payment_text(view: PlayerView) -> Text:
+    """``You bid 5 gold, picked 3: Gold 1, Gold 2. No change is given.`` (a gold card is paid in cards)."""
+    if IS_GOLD[view.auction_card]:
+        line = Text(f"You bid {view.high_bid} cards, picked {view.payment_count}")
+    else:
+        line = Text(f"You bid {view.high_bid} gold, picked {view.payment_value}")
+    if view.payment_cards:
+        line.append_text(Text.assemble(": ", grouped_cards_text(view.payment_cards)))
+    line.append("." if IS_GOLD[view.auction_card] else ". No change is given.")
+    return line
 
 
 def capacity(view: PlayerView) -> int:
@@ -480,9 +549,8 @@ class TerminalGame:
         """Show the table and the choices; read input until it names legal actions."""
         view = player_view(self.state, self.human)
         choices = menu(view, legal)
-        self.console.print(self.table(view))
-        self.console.print(self._choices_panel(view, legal, choices))
-        prompt = self._prompt(view, legal, choices)
+        self.console.print(self.screen(view, legal))
+        prompt = self.prompt(view, legal)
         while True:
             try:
                 text = self.input_function(prompt)
@@ -496,8 +564,7 @@ class TerminalGame:
                 self.console.print(HELP, highlight=False, markup=False)
                 continue
             if answer.command == "table":
-                self.console.print(self.table(view))
-                self.console.print(self._choices_panel(view, legal, choices))
+                self.console.print(self.screen(view, legal))
                 continue
             if answer.command == "suggest":
                 action = self._suggest(view, legal)
@@ -547,10 +614,16 @@ class TerminalGame:
             return Text(f"bid {action - BID_BASE}")
         return Text(describe(action))
 
-    def _prompt(self, view: PlayerView, legal: list[int], choices: Sequence[Choice]) -> str:
+    def screen(self, view: PlayerView, legal: list[int]) -> RenderableType:
+        """What a question shows above its prompt: the table as the player sees it, then the choices."""
+        return Group(self.table(view), self._choices_panel(view, legal, menu(view, legal)))
+
+    def prompt(self, view: PlayerView, legal: list[int]) -> str:
+        """The input prompt of a question: what to type."""
+        choices = menu(view, legal)
         if view.decision == Decision.BID:
-            low = view.high_bid + 1
-            return f"Your bid ({low}-{max(a - BID_BASE for a in legal if a != PASS)}, + for {low}, p to pass): "
+            low, high = bid_range(view, legal)
+            return f"Your bid ({low}-{high}, + for {low}, p to pass): "
         numbers = [choice.key for choice in choices if choice.key.isdigit()]
         extra = ", r to refuse" if any(choice.key == "r" for choice in choices) else ""
         if view.decision == Decision.PAY:
@@ -559,6 +632,7 @@ class TerminalGame:
         return f"Your choice ({span}{extra}): " if span else f"Your choice ({extra.lstrip(', ')}): "
 
     def _choices_panel(self, view: PlayerView, legal: list[int], choices: Sequence[Choice]) -> Panel:
+        """The question: the title names the card, the choices are set in columns to keep it short."""
         decision = view.decision
         if decision == Decision.PLACE:
             title = Text.assemble("Where does ", card_text(view.drawn_card), " go?")
@@ -569,98 +643,112 @@ class TerminalGame:
         else:
             title = Text.assemble("Bid on " if decision == Decision.BID else "Pay for ", card_text(view.auction_card))
         lines: list[RenderableType] = []
-        if view.decision == Decision.BID:
+        if decision == Decision.BID:
             unit = "cards from your hand (any kind)" if IS_GOLD[view.auction_card] else "gold"
-            low = view.high_bid + 1
+            low, high = bid_range(view, legal)
             lines.append(Text(f"A bid is paid in {unit}; you can pay {capacity(view)}."))
-            high = max(action - BID_BASE for action in legal if action != PASS)
-            lines.append(Text(f"   p  pass (you may not bid on this card again)\n   +  bid {low}\n"
-                              f"   N  bid N, any amount from {low} to {high}"))  # fmt: skip
+            lines.append(Text(f"p  pass (no more bids on this card) · +  bid {low} · N  bid N from {low} to {high}"))
+        elif decision == Decision.PAY:
+            cards = [choice for choice in choices if choice.action != REFUSE]
+            lines += [_payment_text(view), _cards_by_row(cards)]
+            lines += [Text.assemble(" r  ", choice.meaning) for choice in choices if choice.action == REFUSE]
         else:
-            if view.decision == Decision.PAY:
-                owed = (
-                    f"{view.payment_count} of {view.high_bid} cards picked"
-                    if IS_GOLD[view.auction_card]
-                    else f"{view.payment_value} of {view.high_bid} gold picked"
-                )
-                lines.append(Text(f"Your bid: {view.high_bid}; {owed}. No change is given."))
-            for choice in choices:
-                lines.append(Text.assemble(f"  {choice.key:>2}  ", choice.meaning))
+            items = [Text.assemble(f"{choice.key:>2}  ", choice.meaning) for choice in choices]
+            lines.append(Columns(items, padding=(0, 3), column_first=True))
         return Panel(Group(*lines), title=title, title_align="left")
 
     # ------------------------------------------------------------------ the table
     def table(self, view: PlayerView) -> RenderableType:
-        """The table as the human sees it: dice, categories, hand, common area, auction."""
-        n = view.num_players
-        seat_of = [(view.seat + relative) % n for relative in range(n)]
+        """The table as the player sees it, short enough that a 4-player table and its question fit an
+        80x24 terminal: a status line; per category its die, your cards, your total and the totals of
+        the cards you saw each other player get (RULES §7); gold and hand sizes; then the common area,
+        the gift turn or the auction. What the question's title already shows is not repeated."""
+        asked = view.current_player == 0  # relative seat 0 is the viewer: the question is theirs
+        parts: list[RenderableType] = [self._grid(view)]
+        if view.phase == Phase.GIFT:
+            parts.append(self._gift_text(view))
+            if view.drawn_card != NO_CARD and not (asked and view.decision == Decision.PLACE):
+                parts.append(Text.assemble(("You drew: ", "bold"), card_text(view.drawn_card)))
+        if view.auction_card != NO_CARD and not (asked and view.decision == Decision.PAY):
+            parts.append(self._auction_text(view))
+        if view.own_auction_cards:
+            parts.append(Text.assemble("Yours to auction: ", grouped_cards_text(view.own_auction_cards)))
+        if view.church_card != NO_CARD and not (asked and view.decision == Decision.CHURCH):
+            parts.append(Text.assemble(("Church card: ", "bold"), card_text(view.church_card)))
+        return Panel(
+            Group(*parts),
+            title=self._status_text(view),
+            title_align="left",
+            subtitle="other players: totals of the cards you saw them get",
+            border_style="blue",
+        )
+
+    def _seat(self, view: PlayerView, relative: int) -> int:
+        return (view.seat + relative) % view.num_players
+
+    def _short_name(self, seat: int) -> str:
+        """``"You"`` or ``"player_1"``: the table's columns name the agents once, its lines need not."""
+        return "You" if seat == self.human else f"player_{seat}"
+
+    def _status_text(self, view: PlayerView) -> Text:
         phase = ("Gifts", "Auctions", "Game over")[view.phase]
-        header = Text.assemble(
-            (f"Biblios · {n} players · {phase}", "bold"),
-            f" · draw pile {view.draw_pile_size} · auction pile {view.auction_pile_size}",
+        starter = self._seat(view, view.first_player)
+        starts = "you start" if starter == self.human else f"player_{starter} starts"
+        return Text.assemble(
+            (f"{view.num_players} players · {phase}", "bold"),
+            f" · {starts} · draw pile {view.draw_pile_size} · auction pile {view.auction_pile_size}",
         )
-        players = Text("  │  ").join(
-            Text(
-                f"{self.name(seat_of[r])}: {view.hand_sizes[r]} cards"
-                + (" · first player" if r == view.first_player else ""),
-                style="bold" if r == view.current_player else "",
-            )
-            for r in range(n)
-        )
-        grid = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-        grid.add_column("Category")
-        grid.add_column("Die", justify="center")
+
+    def _grid(self, view: PlayerView) -> Table:
+        """One row per category (die, your cards as value and letter, totals), then gold and hand sizes;
+        one column per player, headed by name and agent, the player to act in bold."""
+        n = view.num_players
+        grid = Table(box=None, pad_edge=False, collapse_padding=True, show_edge=False, header_style="bold")
+        grid.add_column("", no_wrap=True)
+        grid.add_column("Die", justify="center", no_wrap=True)
         grid.add_column("Your cards")
-        grid.add_column("You", justify="right")
-        for r in range(1, n):
-            grid.add_column(f"player_{seat_of[r]} seen", justify="right")
+        for relative in range(n):
+            seat = self._seat(view, relative)
+            header = Text(self._short_name(seat) + ("" if seat == self.human else f"\n{self.labels[seat]}"))
+            header.stylize("bold" if relative == view.current_player else "not bold")
+            grid.add_column(header, justify="right", no_wrap=True, max_width=12, overflow="ellipsis")
+        seen = [view.hand, *view.opponent_cards]
         for category in range(NUM_CATEGORIES):
-            own = [card for card in view.hand if CARD_CATEGORY[card] == category]
-            row: list[RenderableType] = [
+            own = sorted((card for card in view.hand if CARD_CATEGORY[card] == category), key=CARD_LETTER.__getitem__)
+            cards = Text(" ").join(map(short_card_text, own))
+            grid.add_row(
                 category_text(category),
                 Text(str(view.dice[category]), style="bold"),
-                cards_text(own),
-                _total_text(view.hand, category),
-            ]
-            row += [_total_text(view.opponent_cards[r - 1], category) for r in range(1, n)]
-            grid.add_row(*row)
-        golds = [card for card in view.hand if IS_GOLD[card]]
-        gold_row: list[RenderableType] = [Text("Gold", style=GOLD_STYLE), "", cards_text(golds),
-                                          str(sum(CARD_VALUE[c] for c in golds))]  # fmt: skip
-        gold_row += [str(sum(CARD_VALUE[c] for c in view.opponent_cards[r - 1] if IS_GOLD[c])) for r in range(1, n)]
-        grid.add_row(*gold_row)
-        parts: list[RenderableType] = [header, players, grid]
-        parts.append(Text.assemble("Common area: ", cards_text(view.common_area, "empty")))
-        if view.phase == Phase.GIFT:
-            active = seat_of[view.active_player]
-            quota = "/".join(map(str, view.quota))
-            parts.append(Text(f"{self.name(active)} {'are' if active == self.human else 'is'} the active player; "
-                              f"placements left keep/auction/common: {quota}"))  # fmt: skip
-            if view.kept_card != NO_CARD:
-                parts.append(Text.assemble("Kept this turn: ", card_text(view.kept_card)))
-            if view.own_auction_cards:
-                parts.append(Text.assemble("Your cards on the auction pile: ", cards_text(view.own_auction_cards)))
-            if view.drawn_card != NO_CARD:
-                parts.append(Text.assemble(("You drew: ", "bold"), card_text(view.drawn_card)))
-        if view.auction_card != NO_CARD:
-            bidder = "no bid yet"
-            if view.high_bidder != NO_SEAT:
-                bidder = f"high bid {view.high_bid} by {self.name(seat_of[view.high_bidder])}"
-            passed = [self.name(seat_of[r]) for r, flag in enumerate(view.passed) if flag and not view.excluded[r]]
-            excluded = [self.name(seat_of[r]) for r, flag in enumerate(view.excluded) if flag]
-            line = Text.assemble(("Auction: ", "bold"), card_text(view.auction_card), f" · {bidder}")
-            if passed:
-                line.append(f" · passed: {', '.join(passed)}")
-            if excluded:
-                line.append(f" · defaulted: {', '.join(excluded)}")
-            parts.append(line)
-            if view.own_auction_cards:
-                parts.append(Text.assemble("Your cards still in the auction pile: ",
-                                           cards_text(view.own_auction_cards)))  # fmt: skip
-            if view.decision == Decision.PAY and view.payment_cards:
-                parts.append(Text.assemble("Payment so far: ", cards_text(view.payment_cards)))
-        if view.church_card != NO_CARD:
-            parts.append(Text.assemble(("Church card: ", "bold"), card_text(view.church_card)))
-        return Panel(Group(*parts), border_style="blue")
+                cards if own else Text("-", style="dim"),
+                *(_total_text(cards_seen, category) for cards_seen in seen),
+            )
+        golds = sorted((card for card in view.hand if IS_GOLD[card]), key=CARD_VALUE.__getitem__)
+        gold_cards = Text(" ").join(map(short_card_text, golds)) if golds else Text("-", style="dim")
+        gold_totals = [str(sum(CARD_VALUE[card] for card in cards_seen if IS_GOLD[card])) for cards_seen in seen]
+        grid.add_row(Text("Gold", style=GOLD_STYLE), "", gold_cards, *gold_totals)
+        grid.add_row("Cards in hand", "", "", *map(str, view.hand_sizes))
+        return grid
+
+    def _gift_text(self, view: PlayerView) -> Text:
+        """Whose gift turn, the card you kept this turn, the common area. The placements left are in
+        the placing question's choices (keep and auction once each, the common area says how often)."""
+        line = Text(f"Gift turn: {self._short_name(self._seat(view, view.active_player))}")
+        if view.kept_card != NO_CARD:
+            line.append_text(Text.assemble(" · you kept ", card_text(view.kept_card)))
+        line.append_text(Text.assemble(" · common area: ", cards_text(view.common_area, "empty")))
+        return line
+
+    def _auction_text(self, view: PlayerView) -> Text:
+        bidder = "no bid yet"
+        if view.high_bidder != NO_SEAT:
+            bidder = f"high bid {view.high_bid} by {self._short_name(self._seat(view, view.high_bidder))}"
+        line = Text.assemble(("Auction: ", "bold"), card_text(view.auction_card), f" · {bidder}")
+        passed = [r for r, flag in enumerate(view.passed) if flag and not view.excluded[r]]
+        excluded = [r for r, flag in enumerate(view.excluded) if flag]
+        for heading, seats in (("passed", passed), ("defaulted", excluded)):
+            if seats:
+                line.append(f" · {heading}: " + ", ".join(self._short_name(self._seat(view, r)) for r in seats))
+        return line
 
     # ------------------------------------------------------------------ the end
     def score_table(self) -> RenderableType:
@@ -728,7 +816,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m experiments.play",
         description="Play Biblios in the terminal against agents.",
-        epilog="Agent specs as in the tournament: NAME or NAME:key=value,... (e.g. value:aggression=1.2).",
+        epilog="Agent specs as in the tournament: NAME or NAME:key=value,... (e.g. hoarder:aggression=1.2).",
     )
     parser.add_argument("--opponents", nargs="+", metavar="SPEC", default=["value"],
                         help="the other players' agents, filling the other seats in order (default value)")  # fmt: skip

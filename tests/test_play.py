@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import itertools
 import re
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,12 +15,16 @@ import pytest
 from rich.console import Console
 from scenarios import FORBIDDEN_TOMES, auction_game, card, gold
 
+from agents import make_agent
 from biblios_env import actions as act
-from biblios_env.cards import CARD_VALUE
+from biblios_env.agent_interface import AgentObservation
+from biblios_env.cards import CARD_VALUE, CATEGORY_NAMES
+from biblios_env.engine import Game
 from biblios_env.engine.log import load_log
 from biblios_env.engine.state import Decision
 from biblios_env.engine.views import player_view
-from experiments.play import auto_payment, main, menu, parse_answer
+from experiments.match import build_agent, parse_agent_spec
+from experiments.play import TerminalGame, auto_payment, build_parser, main, menu, parse_answer
 
 BAD_INPUTS = ["", "   ", "banana", "99", "-3", "1.5", "0 0", "h", "t", "s", "q", "n"]  # "q" then "n": stay
 
@@ -203,3 +208,90 @@ def test_a_crashing_agent_ends_the_game_with_a_message(monkeypatch: pytest.Monke
     monkeypatch.setattr("experiments.play.build_agent", lambda spec: CrashingAgent())
     code, output = run(["--seed", "3", "--seat", "1"], lambda prompt: "1")
     assert code == 1 and "crashed: RuntimeError: boom" in output
+
+
+def test_bid_without_an_amount_says_what_to_type() -> None:
+    game = _auction_view(bid=2)  # the high bid is 2: seat 2 may bid 3 to 66
+    view = player_view(game.state, game.current_player)
+    legal = game.legal_actions()
+    for text in ("bid", "b", " BID "):
+        error = parse_answer(text, view, legal, []).error
+        assert error == "bid needs an amount: bid N with N from 3 to 66 (+ for 3, p to pass).", text
+    assert parse_answer("bid 4", view, legal, []).actions == (act.bid(4),)
+    assert parse_answer("b4", view, legal, []).actions == (act.bid(4),)
+    assert "'banana' is not a bid" in parse_answer("banana", view, legal, []).error
+
+
+# ----------------------------------------------------------------------------- command line
+def test_every_option_has_help() -> None:
+    for action in build_parser()._actions:
+        assert action.help, f"{action.option_strings} has no help text"
+
+
+def test_the_agent_spec_example_in_the_help_builds_an_agent() -> None:
+    epilog = build_parser().epilog or ""
+    examples = re.findall(r"e\.g\. ([\w:=.,]+?)\)", epilog)
+    assert examples, epilog
+    for example in examples:
+        build_agent(parse_agent_spec(example))  # AgentSpecError for a parameter the agent does not take
+
+
+# ----------------------------------------------------------------------------- the screen at 80x24
+TERMINAL_WIDTH, TERMINAL_HEIGHT = 80, 24
+
+
+def screen_lines(session: TerminalGame, seat: int, legal: list[int]) -> list[str]:
+    """What the player sees when asked: the table, the choices and the prompt, at 80 columns."""
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=TERMINAL_WIDTH, color_system=None)
+    view = player_view(session.state, seat)
+    console.print(session.screen(view, legal))
+    prompt = session.prompt(view, legal)
+    return [*buffer.getvalue().splitlines(), *textwrap.wrap(prompt, TERMINAL_WIDTH)]
+
+
+def four_player_screens(seeds: range, every: int = 1):
+    """Decisions with a choice in 4-player games of the value heuristic, each seen by its own seat:
+    every ``every``-th of them and every payment (the tallest question: a hand of choices)."""
+    labels = ["value"] * 4
+    for seed in seeds:
+        game = Game(4, seed=seed, auto_forced=False)
+        agents = [make_agent("value") for _ in range(4)]
+        for seat, agent in enumerate(agents):
+            agent.start_game(seat, 4, seed=seed * 10 + seat)
+        sessions = [
+            TerminalGame(game, seat, {}, labels, console=Console(file=io.StringIO()), input_function=input)
+            for seat in range(4)
+        ]
+        for count in itertools.count():
+            if game.is_over:
+                break
+            seat, legal = game.current_player, game.legal_actions()
+            if len(legal) > 1 and (count % every == 0 or game.state.decision == Decision.PAY):
+                yield player_view(game.state, seat), screen_lines(sessions[seat], seat, legal)
+            game.apply(agents[seat].act(AgentObservation(player_view(game.state, seat), list(legal))))
+
+
+def check_screens_fit(seeds: range, every: int) -> None:
+    """Every screen is at most 80 wide and 24 tall, with each category's row and die on it."""
+    tallest: list[str] = []
+    decisions = set()
+    for view, lines in four_player_screens(seeds, every):
+        decisions.add(view.decision)
+        tallest = max(tallest, lines, key=len)
+        assert max(len(line) for line in lines) <= TERMINAL_WIDTH, "\n".join(lines)
+        for category, name in enumerate(CATEGORY_NAMES):
+            assert any(re.match(rf"│ {name}\s+{view.dice[category]}\s", line) for line in lines), (name, lines)
+    assert decisions == {Decision.PLACE, Decision.TAKE, Decision.CHURCH, Decision.BID, Decision.PAY}
+    assert len(tallest) <= TERMINAL_HEIGHT, "\n".join(tallest)
+
+
+def test_a_four_player_screen_fits_80_by_24_with_the_dice() -> None:
+    """At 80x24 the whole question (table, choices, prompt) stays on screen: the dice must not scroll away."""
+    check_screens_fit(range(1), every=4)
+
+
+@pytest.mark.slow
+def test_every_four_player_screen_of_twenty_games_fits_80_by_24() -> None:
+    """About 40 s of CPU: every decision of 20 games."""
+    check_screens_fit(range(20), every=1)
