@@ -32,11 +32,14 @@ it was: a rejected reset changes neither the game in progress nor later games' s
 at every step. ``render_view`` chooses whose table: ``None`` or ``"current"`` (default) the
 acting seat's view, so watching bots shows each hand in turn; a seat (``render_view=0``)
 always that seat's view, what a human playing that seat may see; ``"table"`` the full
-table, every hand and card in play, for spectators (omniscient: never show it to a player).
+table for spectators: every hand and every card in play, a payment in progress included
+(not the order of the piles, nor the cards removed at setup). It reveals what RULES §7
+hides, so never show it to a player. Bad values raise ValueError naming them.
 
 **Call order and bad actions.** :func:`env` adds PettingZoo's ``OrderEnforcingWrapper``
 (``step()`` before ``reset()`` raises AssertionError; ``raw_env`` raises RuntimeError). An
-action that is not an int in 0..265 (a float, bool, string or ``None``) or not legal raises
+action that is not an int in 0..265 (numpy integers are fine; a float, bool, string or
+``None`` is not) or not legal raises
 :class:`IllegalActionError` naming the value, the range and the legal actions; the env is
 left unchanged.
 
