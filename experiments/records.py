@@ -164,7 +164,8 @@ Tournament outputs (``python -m experiments.tournament --out DIR``) are read by
 
 Training runs (``experiments.train_ppo``) are read by :func:`read_training_run`; its
 docstring gives the files and columns it understands, and :func:`write_demo_training_run`
-writes a small synthetic run in that format (for demos and tests).
+writes a small synthetic run in that format (for demos and tests). :func:`training_run_label`
+says which of the two a run is, for the titles of its figures.
 """
 
 from __future__ import annotations
@@ -196,6 +197,7 @@ from biblios_env.engine.game import PHASE_NAMES, Game
 from biblios_env.engine.log import GameLogError, replay
 from biblios_env.engine.scoring import category_totals
 from biblios_env.engine.state import CHANCE_PENALTY, Decision, Phase, Resume
+from experiments.stats import wilson_interval
 
 #: Category slugs used as column suffixes, in Scriptorium order.
 CATEGORY_SLUGS: Final = tuple(name.lower().replace(" ", "_") for name in CATEGORY_NAMES)
@@ -854,7 +856,12 @@ class TrainingRun:
     config: dict[str, Any]
     progress: pd.DataFrame  # SB3 logger rows, with a ``timesteps`` column
     evaluations: pd.DataFrame  # one row per (evaluation, opponent): timesteps, opponent, win_rate, ...
-    episodes: pd.DataFrame  # SB3 Monitor rows: reward, length, time (may be empty)
+    episodes: pd.DataFrame  # SB3 Monitor rows in time order: reward, length, time, timesteps (may be empty)
+
+    @property
+    def synthetic(self) -> bool:
+        """Made up by :func:`write_demo_training_run`, not trained."""
+        return bool(self.config.get("synthetic"))
 
 
 def _with_timesteps(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
@@ -878,8 +885,14 @@ def read_training_run(run_dir: str | Path) -> TrainingRun:
                            ``timesteps``, ``opponent``, ``win_rate`` and optionally
                            ``seconds``, ``players``, ``games``, ``deals``, ``ci_low``,
                            ``ci_high``, ``mean_vp`` (train_ppo's ``eval.csv``)
-    ``*monitor.csv``       SB3 ``Monitor`` episodes (a ``#`` JSON line, then ``r, l, t``)
+    ``*monitor.csv``       SB3 ``Monitor`` episodes (a ``#`` JSON line, then ``r, l, t``);
+                           train_ppo writes ``monitor/env_<i>.monitor.csv`` per environment
     =====================  ==================================================================
+
+    The episodes of all Monitor files are put in time order (``time``: seconds since the
+    environment started) and numbered with ``timesteps``, the learner decisions of all episodes
+    finished so far: the training step at which the episode ended, short of the steps of the
+    episodes still running in the other environments.
 
     Files are searched recursively; the step column may also be called ``total_timesteps``,
     ``num_timesteps`` or ``step``. Raises FileNotFoundError if the folder holds neither
@@ -910,15 +923,33 @@ def read_training_run(run_dir: str | Path) -> TrainingRun:
     if not progress_frames and not evaluation_frames:
         raise FileNotFoundError(f"{run} holds no progress.csv and no evaluation CSV: not a training run")
 
-    def combined(frames: list[pd.DataFrame], sort: bool = True) -> pd.DataFrame:
+    def combined(frames: list[pd.DataFrame]) -> pd.DataFrame:
         if not frames:
             return pd.DataFrame()
-        frame = pd.concat(frames, ignore_index=True)
-        return frame.sort_values("timesteps", kind="stable", ignore_index=True) if sort else frame
+        return pd.concat(frames, ignore_index=True).sort_values("timesteps", kind="stable", ignore_index=True)
 
     return TrainingRun(
-        run, config, combined(progress_frames), combined(evaluation_frames), combined(episode_frames, sort=False)
+        run, config, combined(progress_frames), combined(evaluation_frames), _episodes_in_time_order(episode_frames)
     )
+
+
+def _episodes_in_time_order(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Every environment's episodes in the order they ended, with the steps done by then (see above)."""
+    if not frames:
+        return pd.DataFrame()
+    episodes = pd.concat(frames, ignore_index=True).sort_values("time", kind="stable", ignore_index=True)
+    return episodes.assign(timesteps=episodes["length"].cumsum())
+
+
+def training_run_label(run: TrainingRun) -> str:
+    """What every figure of ``run`` must say about its data: made-up curves, or which real run."""
+    if run.synthetic:
+        return "SYNTHETIC demo data (write_demo_training_run): made-up curves, not a training run"
+    steps = run.config.get("timesteps")
+    if steps is None:
+        steps = max(int(frame.timesteps.max()) for frame in (run.progress, run.evaluations) if not frame.empty)
+    reward = run.config.get("settings", {}).get("reward")
+    return f"real run {run.path.name}: {steps:,} steps" + (f", reward {reward!r}" if reward else "")
 
 
 def write_demo_training_run(
@@ -929,9 +960,10 @@ def write_demo_training_run(
     steps_per_update: int = 2048,
     opponents: Iterable[str] = ("random", "value", "hoarder"),
 ) -> Path:
-    """Write a small *synthetic* training run in the format :func:`read_training_run` reads
-    (training.json with ``"synthetic": true``, progress.csv, eval.csv, monitor.csv), the files
-    ``python -m experiments.train_ppo --out DIR`` writes (plus SB3 Monitor episodes).
+    """Write a small *synthetic* training run in the format :func:`read_training_run` reads: the
+    files ``python -m experiments.train_ppo --out DIR`` writes (training.json, progress.csv,
+    eval.csv, monitor/env_<i>.monitor.csv), with train_ppo's default reward ``"vp"`` (own VP
+    minus the best other player's). ``training.json`` says ``"synthetic": true``.
 
     The curves are made up (noisy saturating curves), for demos and tests only.
     """
@@ -940,62 +972,76 @@ def write_demo_training_run(
     rng = np.random.default_rng(seed)
     opponents = list(opponents)
     timesteps = steps_per_update * np.arange(1, updates + 1)
-    progress_fraction = 1 - np.exp(-3 * np.arange(1, updates + 1) / updates)
-    pd.DataFrame(
-        {
-            "time/total_timesteps": timesteps,
-            "time/fps": rng.normal(900, 50, updates).round(),
-            "rollout/ep_rew_mean": (-0.8 + 1.1 * progress_fraction + rng.normal(0, 0.05, updates)).round(4),
-            "rollout/ep_len_mean": (70 + rng.normal(0, 2, updates)).round(2),
-            "train/entropy_loss": (-2.5 + 1.2 * progress_fraction + rng.normal(0, 0.03, updates)).round(4),
-            "train/value_loss": (0.5 * np.exp(-2 * progress_fraction) + rng.normal(0, 0.01, updates)).round(4),
-            "train/approx_kl": np.abs(rng.normal(0.01, 0.003, updates)).round(5),
-            "train/explained_variance": (0.6 * progress_fraction + rng.normal(0, 0.03, updates)).round(4),
-        }
-    ).to_csv(run / "progress.csv", index=False)
-    rows = []
-    games = 40
-    strength = {"random": 0.95, "value": 0.55, "hoarder": 0.6}
-    for step, fraction in zip(timesteps[::4], progress_fraction[::4]):
-        for opponent in opponents:
-            target = 0.5 * (1 - fraction) + strength.get(opponent, 0.5) * fraction
-            wins = rng.binomial(games, min(max(target, 0.0), 1.0))
-            rate = wins / games
-            half = 1.96 * np.sqrt(rate * (1 - rate) / games)
-            rows.append(
-                {
-                    "timesteps": int(step),
-                    "seconds": round(float(step) / 900, 1),
-                    "players": 2,
-                    "opponent": opponent,
-                    "games": games,
-                    "deals": games // 2,
-                    "win_rate": rate,
-                    "ci_low": max(0.0, rate - half),
-                    "ci_high": min(1.0, rate + half),
-                    "mean_vp": round(float(8 + 6 * rate + rng.normal(0, 0.5)), 2),
-                }
-            )
-    pd.DataFrame(rows).to_csv(run / "eval.csv", index=False)
-    episodes = updates * 30
-    with (run / "monitor.csv").open("w") as handle:
-        handle.write("#" + json.dumps({"t_start": 0.0, "env_id": "biblios-demo"}) + "\n")
-        pd.DataFrame(
-            {
-                "r": rng.choice([-1.0, 1.0], size=episodes, p=[0.45, 0.55]),
-                "l": rng.integers(60, 80, size=episodes),
-                "t": np.cumsum(rng.uniform(0.05, 0.1, size=episodes)).round(3),
-            }
-        ).to_csv(handle, index=False)
+    learned = 1 - np.exp(-3 * np.arange(1, updates + 1) / updates)  # 0 -> 1: how far the made-up policy got
+    _write_demo_progress(run, rng, timesteps, learned)
+    _write_demo_evaluations(run, rng, timesteps, learned, opponents)
+    _write_demo_episodes(run, rng, int(timesteps[-1]))
+    settings = {"players": [2], "total_steps": int(timesteps[-1]), "seed": seed, "reward": "vp"}
     (run / "training.json").write_text(
         json.dumps(
             {
                 "synthetic": True,
-                "seed": seed,
-                "num_players": 2,
-                "total_timesteps": int(timesteps[-1]),
-                "opponents": opponents,
-            }
+                "command": f"experiments.records.write_demo_training_run(seed={seed}, updates={updates})",
+                "settings": {**settings, "eval_opponents": opponents},
+                "timesteps": int(timesteps[-1]),
+            },
+            indent=1,
         )
     )
     return run
+
+
+def _write_demo_progress(run: Path, rng: np.random.Generator, timesteps: np.ndarray, learned: np.ndarray) -> None:
+    """SB3's CSV log, one row per update; the episode reward on the ``"vp"`` scale."""
+    size = len(timesteps)
+    pd.DataFrame(
+        {
+            "time/total_timesteps": timesteps,
+            "time/fps": rng.normal(450, 30, size).round(),
+            "rollout/ep_rew_mean": (-8 + 7 * learned + rng.normal(0, 0.4, size)).round(3),
+            "rollout/ep_len_mean": (62 + rng.normal(0, 2, size)).round(2),
+            "train/entropy_loss": (-2.5 + 1.2 * learned + rng.normal(0, 0.03, size)).round(4),
+            "train/value_loss": (40 * np.exp(-2 * learned) + rng.normal(0, 0.5, size)).round(3),
+            "train/approx_kl": np.abs(rng.normal(0.01, 0.003, size)).round(5),
+            "train/explained_variance": (0.6 * learned + rng.normal(0, 0.03, size)).round(4),
+        }
+    ).to_csv(run / "progress.csv", index=False)
+
+
+def _write_demo_evaluations(
+    run: Path, rng: np.random.Generator, timesteps: np.ndarray, learned: np.ndarray, opponents: list[str]
+) -> None:
+    """eval.csv as train_ppo writes it: at the start, every fourth update and at the end, one row
+    per step and opponent."""
+    deals = 20
+    strength = {"random": 0.95, "value": 0.55, "hoarder": 0.6}
+    rows = []
+    points = sorted({0, *range(3, len(timesteps), 4), len(timesteps) - 1})
+    for index in points:
+        step, fraction = (0, 0.0) if index == 0 else (int(timesteps[index]), float(learned[index]))
+        for opponent in opponents:
+            target = 0.5 * (1 - fraction) + strength.get(opponent, 0.5) * fraction
+            interval = wilson_interval(rng.binomial(2 * deals, target), 2 * deals)
+            row = {"timesteps": step, "seconds": round(step / 450, 1), "players": 2, "opponent": opponent}
+            row |= {"games": 2 * deals, "deals": deals, "win_rate": interval.estimate}
+            row |= {"ci_low": interval.low, "ci_high": interval.high, "mean_vp": round(8 + 6 * interval.estimate, 2)}
+            rows.append(row)
+    pd.DataFrame(rows).to_csv(run / "eval.csv", index=False)
+
+
+def _write_demo_episodes(run: Path, rng: np.random.Generator, total_steps: int, environments: int = 2) -> None:
+    """SB3 Monitor files, one per environment: the learner's episode reward (``"vp"``), length and time."""
+    folder = run / "monitor"
+    folder.mkdir(exist_ok=True)
+    episodes = total_steps // 62 // environments
+    for environment in range(environments):
+        progress = np.linspace(0, 1, episodes)
+        with (folder / f"env_{environment}.monitor.csv").open("w") as handle:
+            handle.write("#" + json.dumps({"t_start": 0.0, "env_id": "biblios-demo"}) + "\n")
+            pd.DataFrame(
+                {
+                    "r": np.round(-8 + 7 * progress + rng.normal(0, 4, episodes)),
+                    "l": rng.integers(50, 75, size=episodes),
+                    "t": np.cumsum(rng.uniform(0.1, 0.2, size=episodes)).round(3),
+                }
+            ).to_csv(handle, index=False)

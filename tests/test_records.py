@@ -40,6 +40,7 @@ from experiments.records import (
     read_tournament,
     read_training_run,
     records_from_log,
+    training_run_label,
     write_demo_training_run,
 )
 from experiments.tournament import TournamentConfig, run_tournament, write_results
@@ -278,7 +279,46 @@ def test_training_run_demo_round_trips(tmp_path: Path) -> None:
     assert "timesteps" in run.progress and run.progress.timesteps.is_monotonic_increasing
     assert set(records.EVALUATION_COLUMNS) <= set(run.evaluations.columns)
     assert set(run.evaluations.opponent) == {"random", "value", "hoarder"}
-    assert run.evaluations.win_rate.between(0, 1).all() and list(run.episodes.columns) == ["reward", "length", "time"]
+    assert run.evaluations.win_rate.between(0, 1).all()
+    assert list(run.episodes.columns) == ["reward", "length", "time", "timesteps"]
+    keys = list(zip(run.evaluations.timesteps, run.evaluations.players, run.evaluations.opponent))
+    assert len(keys) == len(set(keys))  # one row per step, players and opponent, as train_ppo writes
+
+
+def test_the_demo_run_uses_the_training_scripts_default_reward(tmp_path: Path) -> None:
+    from experiments.train_ppo import build_parser
+
+    run = read_training_run(write_demo_training_run(tmp_path / "run", updates=8))
+    assert run.config["settings"]["reward"] == build_parser().get_default("reward") == "vp"
+    assert run.episodes.reward.min() < -1  # VP differences, not the +-1 of the "win" reward
+
+
+def test_training_run_label_says_what_the_data_is(tmp_path: Path) -> None:
+    demo = read_training_run(write_demo_training_run(tmp_path / "demo", updates=8))
+    assert demo.synthetic and training_run_label(demo).startswith("SYNTHETIC demo data")
+    real = tmp_path / "ppo-7"
+    real.mkdir()
+    pd.DataFrame({"timesteps": [0, 512], "opponent": ["value"] * 2, "win_rate": [0.1, 0.2]}).to_csv(
+        real / "eval.csv", index=False
+    )
+    assert training_run_label(read_training_run(real)) == "real run ppo-7: 512 steps"
+    (real / "training.json").write_text(json.dumps({"timesteps": 600, "settings": {"reward": "vp"}}))
+    run = read_training_run(real)
+    assert not run.synthetic and training_run_label(run) == "real run ppo-7: 600 steps, reward 'vp'"
+
+
+def test_episodes_of_several_monitor_files_are_read_in_time_order(tmp_path: Path) -> None:
+    """train_ppo writes one Monitor file per environment: the episodes interleave in time."""
+    (tmp_path / "monitor").mkdir()
+    pd.DataFrame({"timesteps": [0], "opponent": ["value"], "win_rate": [0.0]}).to_csv(tmp_path / "eval.csv")
+    for index, times in enumerate(([1.0, 3.0], [2.0, 4.0])):
+        with (tmp_path / "monitor" / f"env_{index}.monitor.csv").open("w") as handle:
+            handle.write('#{"t_start": 0.0}\n')
+            pd.DataFrame({"r": [index, index], "l": [10, 20], "t": times}).to_csv(handle, index=False)
+    episodes = read_training_run(tmp_path).episodes
+    assert list(episodes.time) == [1.0, 2.0, 3.0, 4.0]
+    assert list(episodes.reward) == [0, 1, 0, 1]
+    assert list(episodes.timesteps) == [10, 20, 40, 60]
 
 
 def test_training_run_errors_name_the_problem(tmp_path: Path) -> None:
