@@ -150,9 +150,7 @@ def plot_learning_curve(rows: Sequence[dict[str, Any]], path: Path, title: str) 
     """Win rate against each evaluation opponent over training steps, with the 95% interval as a band."""
     if not rows:
         return None
-    import matplotlib
-
-    matplotlib.use("Agg")
+    # A bare Figure renders to a file without pyplot: no backend switch under a notebook's inline plots.
     from matplotlib.figure import Figure
     from matplotlib.ticker import PercentFormatter
 

@@ -36,6 +36,7 @@ from experiments.train_ppo import (
     evaluate,
     main,
     parse_mixture,
+    plot_learning_curve,
 )
 
 
@@ -218,6 +219,23 @@ def test_opponent_mixture_and_pool():
     for bad in ("value", "value=x", "nobody=1", "value=-1", "value=0"):
         with pytest.raises(ValueError):
             parse_mixture(bad)
+
+
+def test_the_learning_curve_is_drawn_without_switching_the_callers_matplotlib_backend(tmp_path):
+    """A notebook that trains in its kernel keeps its inline figures (the plot used to force Agg)."""
+    import matplotlib
+
+    rows = [
+        {"timesteps": steps, "players": 2, "opponent": "value", "win_rate": 0.4, "ci_low": 0.3, "ci_high": 0.5}
+        for steps in (0, 100)
+    ]
+    before = matplotlib.get_backend()
+    matplotlib.use("svg")
+    try:
+        assert plot_learning_curve(rows, tmp_path / "curve.png", "test").stat().st_size > 1000
+        assert matplotlib.get_backend() == "svg"
+    finally:
+        matplotlib.use(before)
 
 
 # ----------------------------------------------------------------------------- command line
