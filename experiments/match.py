@@ -1,4 +1,4 @@
-"""One game between agents: agent specs (``value:aggression=1.2``), building agents, and
+"""One game between agents: agent specs (``hoarder:aggression=1.2``), building agents, and
 :func:`play_game`, which returns a :class:`GameResult` and can save a replayable log.
 
 An agent spec is a registry name from :mod:`agents` (or an import path such as
@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from biblios_env.agent_interface import Agent, AgentObservation
 from biblios_env.engine import Game, IllegalActionError
@@ -39,6 +39,12 @@ class AgentSpecError(ValueError):
 
 class AgentError(RuntimeError):
     """An agent that crashed or chose an illegal action during a game (the message says which game)."""
+
+
+#: What an agent may raise that is its own fault. ``SystemExit`` is included: an agent calling
+#: ``sys.exit()`` must not end a tournament quietly with status 0. ``KeyboardInterrupt`` is not:
+#: Ctrl-C is the user stopping the run.
+AGENT_FAULTS: Final = (Exception, SystemExit)
 
 
 def _parse_value(text: str) -> Any:
@@ -72,7 +78,7 @@ class AgentSpec:
 
 
 def parse_agent_spec(text: str) -> AgentSpec:
-    """``"value:aggression=1.2,max_bid=4"`` -> AgentSpec("value", (("aggression", 1.2), ("max_bid", 4)))."""
+    """``"hoarder:aggression=1.2,focus=3"`` -> AgentSpec("hoarder", (("aggression", 1.2), ("focus", 3)))."""
     text = text.strip()
     name, colon, rest = text.partition(":")
     if not _NAME.match(name):
@@ -159,6 +165,61 @@ def build_agent(spec: AgentSpec) -> Agent:
     return agent
 
 
+@dataclass(frozen=True, slots=True)
+class AgentDescription:
+    """What ``--list-agents`` shows of a registry agent: its one-paragraph summary and parameters."""
+
+    name: str
+    summary: str  # the first paragraph of the agent class's docstring, on one line
+    parameters: tuple[str, ...] | None  # "key=default" as a spec would write it; None when the agent does not say
+
+
+_ROLE = re.compile(r":[a-z]+:`~?([^`<]*?)(?: <[^>]*>)?`")  # :class:`~pkg.Name` -> pkg.Name
+
+
+def _plain_text(docstring: str) -> str:
+    """The first paragraph of a docstring, on one line, without reStructuredText markup."""
+    paragraph = inspect.cleandoc(docstring).split("\n\n")[0]
+    text = " ".join(paragraph.split())
+    text = _ROLE.sub(lambda match: match.group(1).rpartition(".")[2], text)
+    return text.replace("``", "")
+
+
+def _spec_text(value: Any) -> str:
+    """A parameter value as it is written in an agent spec (``true``, ``none``, ``1.5``, ``flat``)."""
+    if isinstance(value, bool) or value is None:
+        return str(value).lower()
+    if isinstance(value, int | float | str | Path):
+        return str(value)
+    return repr(value)
+
+
+def _parameters(agent: Agent) -> tuple[str, ...] | None:
+    """The agent's keyword parameters with their defaults: its ``defaults`` table when it has one
+    (the heuristic agents), else its constructor's signature (a name alone has no default)."""
+    defaults = getattr(type(agent), "defaults", None)
+    if isinstance(defaults, dict):
+        return tuple(f"{key}={_spec_text(value)}" for key, value in defaults.items())
+    try:
+        parameters = inspect.signature(type(agent)).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(parameter.kind is parameter.VAR_KEYWORD for parameter in parameters):
+        return None
+    return tuple(
+        parameter.name if parameter.default is parameter.empty else f"{parameter.name}={_spec_text(parameter.default)}"
+        for parameter in parameters
+        if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
+    )
+
+
+def describe_agent(name: str) -> AgentDescription:
+    """Build the registry agent ``name`` with its defaults and describe it; AgentSpecError if it
+    cannot be built here (e.g. an optional dependency is missing)."""
+    agent = build_agent(AgentSpec(name))
+    return AgentDescription(name, _plain_text(type(agent).__doc__ or ""), _parameters(agent))
+
+
 # ----------------------------------------------------------------------------- one game
 @dataclass(frozen=True, slots=True)
 class GameResult:
@@ -204,7 +265,13 @@ def play_game(
         raise ValueError(f"{num_players} agents need {num_players} labels and agent seeds, got {labels}, {agent_seeds}")
     game = Game(num_players, seed=seed, penalty=penalty, strict_bids=strict_bids)
     for seat, agent in enumerate(agents):
-        agent.start_game(seat, num_players, seed=agent_seeds[seat])
+        try:
+            agent.start_game(seat, num_players, seed=agent_seeds[seat])
+        except AGENT_FAULTS as error:
+            raise AgentError(
+                f"agent {labels[seat]!r} in seat {seat} crashed starting the game (game seed {seed}): "
+                f"{type(error).__name__}: {error}"
+            ) from error
     decisions = [0] * num_players
     seconds = [0.0] * num_players
     while not game.is_over:
@@ -214,7 +281,7 @@ def play_game(
         start = time.perf_counter()
         try:
             action = agents[seat].act(observation)
-        except Exception as error:
+        except AGENT_FAULTS as error:
             raise AgentError(
                 f"agent {labels[seat]!r} in seat {seat} crashed (game seed {seed}, decision {sum(decisions)}): "
                 f"{type(error).__name__}: {error}"
@@ -222,7 +289,10 @@ def play_game(
         seconds[seat] += time.perf_counter() - start
         decisions[seat] += 1
         if isinstance(action, bool) or not hasattr(action, "__index__"):
-            raise AgentError(f"agent {labels[seat]!r} in seat {seat} returned {action!r}, not an int action id")
+            raise AgentError(
+                f"agent {labels[seat]!r} in seat {seat} (game seed {seed}) returned {action!r:.80}, "
+                "not an int action id"
+            )
         try:
             game.apply(operator.index(action))
         except IllegalActionError as error:

@@ -20,24 +20,57 @@ deals (shared wins count fractionally), the Wilson interval over games for compa
 mean VP, openskill ratings, seat win rates and pairwise win shares. Written to ``--out`` as
 ``summary.csv``, ``games.csv``, ``pairwise.csv``, ``results.json`` and ``winrate.png``.
 
+Faults and resuming. Agents are third-party code, so a run is built to survive them:
+
+* every game is appended to ``games.csv`` in the output folder as it finishes (``run.json``
+  there records the tournament), so a crash, a kill or Ctrl-C loses only the games in progress;
+* any fault of an agent (an exception, ``sys.exit()``, an illegal or non-int action) becomes an
+  error naming the game, its deal and seed, the agent and its seat. By default it stops the
+  run (exit status 1) once the games in progress are saved; with ``--keep-going`` the game is
+  recorded in ``failures.csv`` (and ``results.json``), left out of the statistics, and the run
+  plays on (exit status 1 at the end if any game failed);
+* ``--resume DIR`` finishes the run in ``DIR``: give the same settings as the first time (they
+  are checked against ``run.json``; a difference is an error naming it). The finished games
+  are read back, not played again; the missing and the failed ones are played. Since every
+  game's seeds come from the schedule, the resumed run's results equal an uninterrupted one's.
+
+Python API. ``run_tournament(config, out_dir=..., keep_going=..., resume=...)`` does the same
+(``out_dir`` is where games are saved as they finish; without it nothing is written), then
+``write_results(result, out_dir)`` writes the summary files::
+
+    from experiments.match import parse_agent_spec
+    from experiments.tournament import TournamentConfig, run_tournament, write_results
+
+    config = TournamentConfig(tuple(map(parse_agent_spec, ["value", "hoarder:aggression=1.2"])), deals=20)
+    result = run_tournament(config, workers=2, out_dir="runs/example", keep_going=True)
+    # after an interruption: run_tournament(config, workers=2, out_dir="runs/example", resume=True)
+    write_results(result, "runs/example")
+    print(result.failures)  # GameFailure records, each naming its game and seed
+
 Examples::
 
     python -m experiments.tournament --agents value random --games 200
-    python -m experiments.tournament --agents value:aggression=1.2 hoarder random --players 2
+    python -m experiments.tournament --agents value hoarder:aggression=1.2 random --players 2
     python -m experiments.tournament --agents ismcts value random random --seatings all --deals 10
+    python -m experiments.tournament --agents value random --games 200 --out runs/v --keep-going
+    python -m experiments.tournament --agents value random --games 200 --resume runs/v  # after Ctrl-C
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import io
 import itertools
 import json
 import math
+import multiprocessing
 import os
+import signal
 import sys
+import textwrap
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -49,11 +82,13 @@ import numpy as np
 from biblios_env.engine.game import PENALTIES, check_seed
 from biblios_env.engine.setup import check_num_players
 from experiments.match import (
+    AGENT_FAULTS,
     AgentError,
     AgentSpec,
     AgentSpecError,
     GameResult,
     build_agent,
+    describe_agent,
     parse_agent_spec,
     play_game,
     registry,
@@ -208,13 +243,53 @@ class GameRecord:
         return Outcome(self.deal, result.agents, result.vp, result.winners)
 
 
+# ----------------------------------------------------------------------------- playing
+def task_labels(config: TournamentConfig, task: GameTask) -> tuple[str, ...]:
+    """The agent label in each seat of a scheduled game."""
+    return tuple(config.agents[position].label for position in task.lineup)
+
+
 def log_path(log_dir: str | Path, index: int) -> Path:
     return Path(log_dir) / f"game-{index:06d}.json"
 
 
+@dataclass(frozen=True, slots=True)
+class GameFailure:
+    """A scheduled game an agent broke (it crashed, raised ``SystemExit`` or played illegally): no
+    result, the error instead. ``--keep-going`` records these and plays on."""
+
+    index: int
+    table: int
+    deal: int
+    seating: int
+    seed: int
+    agents: tuple[str, ...]
+    agent_seeds: tuple[int, ...]
+    error: str  # names the game, its seed, the agent and its seat
+
+    @classmethod
+    def of(cls, task: GameTask, config: TournamentConfig, error: AgentError) -> GameFailure:
+        labels = task_labels(config, task)
+        return cls(task.index, task.table, task.deal, task.seating, task.seed, labels, task.agent_seeds, str(error))
+
+
+class GameFailedError(AgentError):
+    """The run stopped at a game an agent broke (without ``keep_going``); the games finished
+    before it are in the run folder."""
+
+    def __init__(self, failure: GameFailure) -> None:
+        super().__init__(failure.error)
+        self.failure = failure
+
+
 def run_game(task: GameTask, config: TournamentConfig, log_dir: str | Path | None = None) -> GameRecord:
-    """Play one scheduled game with freshly built agents (so no state leaks between games)."""
+    """Play one scheduled game with freshly built agents (so no state leaks between games).
+
+    Any fault of an agent (it cannot be built, raises anything, ``SystemExit`` included, or plays
+    illegally) becomes an AgentError whose message starts with the game, its deal and its seed.
+    """
     specs = [config.agents[position] for position in task.lineup]
+    where = f"game {task.index} (deal {task.deal}, seed {task.seed})"
     metadata = {
         "tournament_seed": config.seed,
         "game_index": task.index,
@@ -223,8 +298,12 @@ def run_game(task: GameTask, config: TournamentConfig, log_dir: str | Path | Non
         "seating": task.seating,
     }
     try:
+        agents = [build_agent(spec) for spec in specs]
+    except AGENT_FAULTS as error:
+        raise AgentError(f"{where}: an agent could not be built: {type(error).__name__}: {error}") from error
+    try:
         result = play_game(
-            [build_agent(spec) for spec in specs],
+            agents,
             task.seed,
             agent_seeds=task.agent_seeds,
             labels=[spec.label for spec in specs],
@@ -234,12 +313,113 @@ def run_game(task: GameTask, config: TournamentConfig, log_dir: str | Path | Non
             log_metadata=metadata,
         )
     except AgentError as error:
-        raise AgentError(f"game {task.index} (deal {task.deal}, seed {task.seed}): {error}") from error
+        raise AgentError(f"{where}: {error}") from error
     return GameRecord(task.index, task.table, task.deal, task.seating, result)
 
 
-def _run_chunk(tasks: Sequence[GameTask], config: TournamentConfig, log_dir: str | Path | None) -> list[GameRecord]:
-    return [run_game(task, config, log_dir) for task in tasks]
+def _play_or_fail(task: GameTask, config: TournamentConfig, log_dir: str | Path | None) -> GameRecord | GameFailure:
+    try:
+        return run_game(task, config, log_dir)
+    except AgentError as error:
+        return GameFailure.of(task, config, error)
+
+
+# Worker processes. The parent sets ``_stop_event`` to stop the run: each worker then finishes
+# (or, on Ctrl-C from a terminal, which reaches every process, abandons) its current game and
+# returns the games it finished. Ctrl-C interrupts a game only, never a worker waiting for work,
+# so a worker never dies with a traceback of its own.
+_stop_event: Any = None
+_playing = False
+
+
+def _start_worker(stop_event: Any) -> None:
+    global _stop_event
+    _stop_event = stop_event
+    signal.signal(signal.SIGINT, _interrupt_a_game)
+
+
+def _interrupt_a_game(signum: int, frame: Any) -> None:
+    if _playing:
+        raise KeyboardInterrupt
+
+
+def _play_chunk(
+    tasks: Sequence[GameTask], config: TournamentConfig, log_dir: str | Path | None, keep_going: bool
+) -> tuple[list[GameRecord | GameFailure], bool]:
+    """A worker's share of the schedule, played in order until done, stopped by the parent,
+    interrupted, or (without ``keep_going``) at its first failure. Returns the finished games
+    and whether Ctrl-C interrupted them."""
+    global _playing
+    outcomes: list[GameRecord | GameFailure] = []
+    try:
+        _playing = True
+        for task in tasks:
+            if _stop_event is not None and _stop_event.is_set():
+                break
+            outcomes.append(_play_or_fail(task, config, log_dir))
+            if isinstance(outcomes[-1], GameFailure) and not keep_going:
+                break
+    except KeyboardInterrupt:
+        return outcomes, True  # the games finished so far still count; the parent stops the run
+    finally:
+        _playing = False
+    return outcomes, False
+
+
+def _chunks(tasks: Sequence[GameTask], workers: int) -> list[Sequence[GameTask]]:
+    """Contiguous chunks small enough to balance the load and keep the progress bar moving."""
+    size = max(1, min(16, len(tasks) // (workers * 8)))
+    return [tasks[start : start + size] for start in range(0, len(tasks), size)]
+
+
+Record = Callable[[GameRecord | GameFailure], None]
+
+
+def _play_here(tasks: Sequence[GameTask], config: TournamentConfig, log_dir: str | Path | None, keep_going: bool,
+               record: Record) -> None:  # fmt: skip
+    """Play in this process; the first failure stops the run unless ``keep_going``."""
+    for task in tasks:
+        try:
+            record(run_game(task, config, log_dir))
+        except AgentError as error:
+            failure = GameFailure.of(task, config, error)
+            record(failure)
+            if not keep_going:
+                raise GameFailedError(failure) from error  # keeps the agent's traceback
+
+
+def _play_in_workers(tasks: Sequence[GameTask], config: TournamentConfig, log_dir: str | Path | None,
+                     keep_going: bool, record: Record, workers: int) -> None:  # fmt: skip
+    """Play on ``workers`` processes, recording games as their chunks return. A failure (without
+    ``keep_going``) or Ctrl-C stops the workers after their current game, keeping what they finished."""
+    stop = multiprocessing.Event()
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(stop,))
+    pending: set[Future[tuple[list[GameRecord | GameFailure], bool]]] = {
+        pool.submit(_play_chunk, chunk, config, log_dir, keep_going) for chunk in _chunks(tasks, workers)
+    }
+    first_failure: GameFailure | None = None
+    try:
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                outcomes, interrupted = future.result()
+                for outcome in outcomes:
+                    record(outcome)
+                    if isinstance(outcome, GameFailure) and not keep_going and first_failure is None:
+                        first_failure = outcome
+                        stop.set()
+                if interrupted:
+                    raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        stop.set()
+        for future in pending:  # each returns after its current game; Ctrl-C again stops waiting
+            for outcome in future.result()[0]:
+                record(outcome)
+        raise
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    if first_failure is not None:
+        raise GameFailedError(first_failure)
 
 
 @dataclass
@@ -248,6 +428,7 @@ class TournamentResult:
     records: list[GameRecord]
     seconds: float = 0.0  # wall-clock time
     workers: int = 1
+    failures: list[GameFailure] = field(default_factory=list)  # games an agent broke (keep_going)
     agents: list[AgentStats] = field(init=False)
     ratings: dict[str, Rating] = field(init=False)
     seats: list[float] = field(init=False)
@@ -275,10 +456,15 @@ class TournamentResult:
         return sum(len(record.result.winners) > 1 for record in self.records)
 
 
-def _chunks(tasks: Sequence[GameTask], workers: int) -> list[Sequence[GameTask]]:
-    """Contiguous chunks small enough to balance the load and keep the progress bar moving."""
-    size = max(1, min(16, len(tasks) // (workers * 8)))
-    return [tasks[start : start + size] for start in range(0, len(tasks), size)]
+def _selected_tasks(config: TournamentConfig, only_games: Iterable[int] | None) -> list[GameTask]:
+    tasks = config.schedule()
+    if only_games is None:
+        return tasks
+    wanted = sorted(set(only_games))
+    unknown = [index for index in wanted if not 0 <= index < len(tasks)]
+    if unknown:
+        raise ValueError(f"--only-games {unknown}: this tournament has games 0..{len(tasks) - 1}")
+    return [tasks[index] for index in wanted]
 
 
 def run_tournament(
@@ -288,51 +474,272 @@ def run_tournament(
     progress: bool = True,
     log_dir: str | Path | None = None,
     only_games: Iterable[int] | None = None,
+    out_dir: str | Path | None = None,
+    keep_going: bool = False,
+    resume: bool = False,
 ) -> TournamentResult:
     """Play the schedule (or the games ``only_games`` of it) on ``workers`` processes.
 
     ``workers=1`` plays in this process. Results are in schedule order and identical for any
-    ``workers``. Raises AgentSpecError before any game for unknown agents or bad params, and
-    AgentError (naming the game and its seed) when an agent crashes or plays illegally.
+    ``workers``. Raises AgentSpecError before any game for unknown agents or bad params.
+
+    With ``out_dir`` every game is saved in that folder as it finishes (see :class:`RunFolder`),
+    so a crash or Ctrl-C loses only the games in progress; ``resume=True`` finishes the run
+    recorded there (same config required, else RunFolderError) without replaying its finished
+    games. An agent's fault raises GameFailedError (an AgentError naming the game and its seed)
+    once the games in progress are finished and saved; with ``keep_going`` it is recorded in
+    ``result.failures`` (and ``failures.csv``) and the run goes on. Ctrl-C raises
+    KeyboardInterrupt after saving the finished games.
     """
     from tqdm import tqdm
 
     for spec in dict.fromkeys(config.agents):
         build_agent(spec)  # fail fast, in this process, with a clear message
-    tasks = config.schedule()
-    if only_games is not None:
-        wanted = sorted(set(only_games))
-        unknown = [index for index in wanted if not 0 <= index < len(tasks)]
-        if unknown:
-            raise ValueError(f"--only-games {unknown}: this tournament has games 0..{len(tasks) - 1}")
-        tasks = [tasks[index] for index in wanted]
+    if resume and out_dir is None:
+        raise ValueError("resume=True needs out_dir, the folder of the run to finish")
+    tasks = _selected_tasks(config, only_games)
+    selection = None if only_games is None else [task.index for task in tasks]
+    folder = None if out_dir is None else RunFolder(out_dir, config, selection, len(tasks), resume=resume)
+    finished = {} if folder is None else folder.finished
+    to_play = [task for task in tasks if task.index not in finished]
     if log_dir is not None:
         Path(log_dir).mkdir(parents=True, exist_ok=True)
-    workers = max(1, min(workers or os.cpu_count() or 1, len(tasks)))
+    workers = max(1, min(workers or os.cpu_count() or 1, len(to_play)))
     start = time.perf_counter()
-    records: list[GameRecord] = []
-    with tqdm(total=len(tasks), unit="game", disable=not progress, desc=config.mode, dynamic_ncols=True) as bar:
+    records, failures = list(finished.values()), []
+    bar = tqdm(total=len(tasks), initial=len(finished), unit="game", disable=not progress, desc=config.mode,
+               dynamic_ncols=True)  # fmt: skip
+
+    def record(outcome: GameRecord | GameFailure) -> None:
+        (failures if isinstance(outcome, GameFailure) else records).append(outcome)  # type: ignore[arg-type]
+        if folder is not None:
+            folder.save(outcome)
+        bar.update()
+
+    try:
         if workers == 1:
-            for task in tasks:
-                records.append(run_game(task, config, log_dir))
-                bar.update()
+            _play_here(to_play, config, log_dir, keep_going, record)
         else:
-            with ProcessPoolExecutor(max_workers=workers) as executor:
-                pending: set[Future[list[GameRecord]]] = {
-                    executor.submit(_run_chunk, chunk, config, log_dir) for chunk in _chunks(tasks, workers)
-                }
-                try:
-                    while pending:
-                        done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                        for future in done:
-                            chunk_records = future.result()
-                            records.extend(chunk_records)
-                            bar.update(len(chunk_records))
-                except BaseException:
-                    executor.shutdown(wait=True, cancel_futures=True)
-                    raise
-    records.sort(key=lambda record: record.index)
-    return TournamentResult(config, records, seconds=time.perf_counter() - start, workers=workers)
+            _play_in_workers(to_play, config, log_dir, keep_going, record, workers)
+    finally:
+        bar.close()
+        if folder is not None:
+            folder.close()
+    unplayed = len(tasks) - len(records) - len(failures)
+    if unplayed:  # cannot happen unless a worker stops early without saying why: never return a partial run
+        raise RuntimeError(f"{unplayed} of {len(tasks)} games were neither played nor recorded as failed")
+    records.sort(key=lambda game: game.index)
+    failures.sort(key=lambda game: game.index)
+    return TournamentResult(config, records, time.perf_counter() - start, workers, failures)
+
+
+# ----------------------------------------------------------------------------- the run folder
+RUN_FILE: Final = "run.json"
+GAMES_FILE: Final = "games.csv"
+FAILURES_FILE: Final = "failures.csv"
+RUN_FORMAT: Final = "biblios-tournament-run"
+GAME_COLUMNS: Final = (
+    "index", "table", "deal", "seating", "seed", "agents", "agent_seeds", "vp", "winners", "category_winners",
+    "dice", "actions", "decisions", "seconds",
+)  # fmt: skip
+FAILURE_COLUMNS: Final = ("index", "table", "deal", "seating", "seed", "agents", "agent_seeds", "error")
+_LABEL_SEPARATOR: Final = " | "
+
+
+class RunFolderError(ValueError):
+    """A run folder that cannot be resumed (or started): not a run, another config, unreadable games."""
+
+
+def game_row(record: GameRecord) -> dict[str, Any]:
+    """One ``games.csv`` row (lists are space-separated; agent labels are joined by `` | ``)."""
+    game = record.result
+    return {
+        "index": record.index,
+        "table": record.table,
+        "deal": record.deal,
+        "seating": record.seating,
+        "seed": game.seed,
+        "agents": _LABEL_SEPARATOR.join(game.agents),
+        "agent_seeds": " ".join(map(str, game.agent_seeds)),
+        "vp": " ".join(map(str, game.vp)),
+        "winners": " ".join(map(str, game.winners)),
+        "category_winners": " ".join(map(str, game.category_winners)),
+        "dice": " ".join(map(str, game.dice)),
+        "actions": game.actions,
+        "decisions": " ".join(map(str, game.decisions)),
+        "seconds": " ".join(f"{seconds:.4f}" for seconds in game.seconds),
+    }
+
+
+def failure_row(failure: GameFailure) -> dict[str, Any]:
+    return {
+        "index": failure.index,
+        "table": failure.table,
+        "deal": failure.deal,
+        "seating": failure.seating,
+        "seed": failure.seed,
+        "agents": _LABEL_SEPARATOR.join(failure.agents),
+        "agent_seeds": " ".join(map(str, failure.agent_seeds)),
+        "error": failure.error,
+    }
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    return tuple(int(word) for word in text.split())
+
+
+def _record_from_row(row: dict[str, Any], task: GameTask, labels: tuple[str, ...]) -> GameRecord:
+    """A finished game read back from ``games.csv``; ValueError if the row is not the scheduled game."""
+    result = GameResult(
+        seed=int(row["seed"]),
+        agents=labels,
+        agent_seeds=_ints(row["agent_seeds"]),
+        vp=_ints(row["vp"]),
+        winners=_ints(row["winners"]),
+        category_winners=_ints(row["category_winners"]),
+        dice=_ints(row["dice"]),
+        actions=int(row["actions"]),
+        decisions=_ints(row["decisions"]),
+        seconds=tuple(float(word) for word in row["seconds"].split()),
+    )
+    record = GameRecord(int(row["index"]), int(row["table"]), int(row["deal"]), int(row["seating"]), result)
+    scheduled = (task.index, task.table, task.deal, task.seating, task.seed, _LABEL_SEPARATOR.join(labels),
+                 task.agent_seeds)  # fmt: skip
+    found = (record.index, record.table, record.deal, record.seating, result.seed, row["agents"], result.agent_seeds)
+    if found != scheduled:
+        raise ValueError(f"it records {found}, but the schedule has {scheduled}")
+    return record
+
+
+class RunFolder:
+    """A tournament's output folder while it plays, so that nothing finished is lost.
+
+    ``run.json`` records what was asked (the config and the games selected); ``games.csv`` gets
+    one row per game as it finishes (in the order they finish; :func:`write_results` sorts them
+    at the end), and ``failures.csv`` one row per game an agent broke. Resuming reads the
+    finished games back (a last row cut short by a kill is played again) and checks that the
+    config is the recorded one. Failed games are played again on resume.
+    """
+
+    def __init__(
+        self, path: str | Path, config: TournamentConfig, selection: list[int] | None, games: int, *, resume: bool
+    ) -> None:
+        self.path = Path(path)
+        self.tasks = {task.index: task for task in _selected_tasks(config, selection)}
+        self.labels = {index: task_labels(config, task) for index, task in self.tasks.items()}
+        self.run = {"format": RUN_FORMAT, "config": config.to_json(), "only_games": selection, "games": games}
+        if resume:
+            self._check_recorded_run()
+            self.finished = self._read_finished()
+        else:
+            self._refuse_to_overwrite_an_unfinished_run()
+            self.finished = {}
+        self.path.mkdir(parents=True, exist_ok=True)
+        (self.path / RUN_FILE).write_text(json.dumps(self.run, indent=1))
+        (self.path / FAILURES_FILE).unlink(missing_ok=True)  # failed games are played again
+        self._games = (self.path / GAMES_FILE).open("w", newline="")
+        self._failures: Any = None
+        self._write(self._games, GAME_COLUMNS, None)
+        for record in sorted(self.finished.values(), key=lambda game: game.index):
+            self._write(self._games, GAME_COLUMNS, game_row(record))
+
+    def save(self, outcome: GameRecord | GameFailure) -> None:
+        """Append a finished game (or failure) and flush, so that it survives a crash of the run."""
+        if isinstance(outcome, GameRecord):
+            self._write(self._games, GAME_COLUMNS, game_row(outcome))
+            return
+        if self._failures is None:
+            self._failures = (self.path / FAILURES_FILE).open("w", newline="")
+            self._write(self._failures, FAILURE_COLUMNS, None)
+        self._write(self._failures, FAILURE_COLUMNS, failure_row(outcome))
+
+    def close(self) -> None:
+        self._games.close()
+        if self._failures is not None:
+            self._failures.close()
+
+    @staticmethod
+    def _write(handle: Any, columns: Sequence[str], row: dict[str, Any] | None) -> None:
+        """One line in one ``write`` call: Ctrl-C cannot leave half a row behind."""
+        text = io.StringIO()
+        writer = csv.DictWriter(text, fieldnames=list(columns))
+        if row is None:
+            writer.writeheader()
+        else:
+            writer.writerow(row)
+        handle.write(text.getvalue())
+        handle.flush()
+
+    def _recorded_run(self) -> dict[str, Any] | None:
+        path = self.path / RUN_FILE
+        if not path.exists():
+            return None
+        try:
+            recorded = json.loads(path.read_text())
+        except (OSError, ValueError) as error:
+            raise RunFolderError(f"cannot read {path}: {error}") from error
+        if not isinstance(recorded, dict) or recorded.get("format") != RUN_FORMAT:
+            raise RunFolderError(f"{path} is not a tournament run record (format {RUN_FORMAT!r})")
+        return recorded
+
+    def _check_recorded_run(self) -> None:
+        recorded = self._recorded_run()
+        if recorded is None:
+            raise RunFolderError(
+                f"cannot resume {self.path}: it has no {RUN_FILE} (not a tournament run folder, or one written "
+                "by a version without --resume)"
+            )
+        differences = [
+            f"{key} {value!r} (recorded: {recorded['config'].get(key)!r})"
+            for key, value in self.run["config"].items()
+            if recorded.get("config", {}).get(key) != value
+        ]
+        if recorded.get("only_games") != self.run["only_games"]:
+            differences.append(f"only_games {self.run['only_games']} (recorded: {recorded.get('only_games')})")
+        if differences:
+            raise RunFolderError(
+                f"cannot resume {self.path}: this command's tournament differs from the run recorded there: "
+                + "; ".join(differences)
+                + ". Repeat the original command's settings with --resume."
+            )
+
+    def _refuse_to_overwrite_an_unfinished_run(self) -> None:
+        recorded = self._recorded_run()
+        if recorded is None:
+            return
+        finished = len(self._read_rows())
+        if finished < recorded.get("games", 0):
+            raise RunFolderError(
+                f"{self.path} holds an unfinished tournament run ({finished} of {recorded['games']} games): finish it "
+                f"with --resume {self.path} (the same settings), or choose another output folder"
+            )
+
+    def _read_rows(self) -> list[dict[str, Any]]:
+        path = self.path / GAMES_FILE
+        if not path.exists():
+            return []
+        with path.open(newline="") as handle:
+            reader = csv.DictReader(handle)
+            if reader.fieldnames is not None and tuple(reader.fieldnames) != GAME_COLUMNS:
+                raise RunFolderError(f"{path} has the columns {reader.fieldnames}, expected {list(GAME_COLUMNS)}")
+            rows = list(reader)
+        if rows and (None in rows[-1].values() or None in rows[-1]):
+            rows.pop()  # a row cut short when the run was killed: that game is played again
+        return rows
+
+    def _read_finished(self) -> dict[int, GameRecord]:
+        finished: dict[int, GameRecord] = {}
+        for line, row in enumerate(self._read_rows(), start=2):
+            try:
+                index = int(row["index"])
+                if index not in self.tasks:
+                    raise ValueError(f"game {index} is not in this tournament's schedule")
+                record = _record_from_row(row, self.tasks[index], self.labels[index])
+            except (TypeError, ValueError) as error:
+                raise RunFolderError(f"cannot resume {self.path}: {GAMES_FILE} line {line}: {error}") from error
+            if finished.setdefault(index, record) != record:
+                raise RunFolderError(f"cannot resume {self.path}: {GAMES_FILE} holds game {index} twice, differently")
+        return finished
 
 
 # ----------------------------------------------------------------------------- output
@@ -375,28 +782,7 @@ def summary_rows(result: TournamentResult) -> list[dict[str, Any]]:
 
 
 def game_rows(result: TournamentResult) -> list[dict[str, Any]]:
-    rows = []
-    for record in result.records:
-        game = record.result
-        rows.append(
-            {
-                "index": record.index,
-                "table": record.table,
-                "deal": record.deal,
-                "seating": record.seating,
-                "seed": game.seed,
-                "agents": " | ".join(game.agents),
-                "agent_seeds": " ".join(map(str, game.agent_seeds)),
-                "vp": " ".join(map(str, game.vp)),
-                "winners": " ".join(map(str, game.winners)),
-                "category_winners": " ".join(map(str, game.category_winners)),
-                "dice": " ".join(map(str, game.dice)),
-                "actions": game.actions,
-                "decisions": " ".join(map(str, game.decisions)),
-                "seconds": " ".join(f"{seconds:.4f}" for seconds in game.seconds),
-            }
-        )
-    return rows
+    return [game_row(record) for record in result.records]
 
 
 def _json_safe(value: Any) -> Any:
@@ -418,19 +804,25 @@ def _write_csv(path: Path, rows: list[dict[str, Any]], columns: Sequence[str]) -
 
 
 def write_results(result: TournamentResult, out_dir: str | Path, *, plot: bool = True) -> list[Path]:
-    """Write summary.csv, games.csv, pairwise.csv, results.json and (with ``plot``) winrate.png."""
+    """Write summary.csv, games.csv (in schedule order), pairwise.csv, results.json, failures.csv
+    when games failed, and (with ``plot``) winrate.png."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     summary, games = summary_rows(result), game_rows(result)
+    failures = [failure_row(failure) for failure in result.failures]
     labels = [row["agent"] for row in summary]
     pairwise = [{"agent": row, **{col: result.pairwise.get(row, {}).get(col, "") for col in labels}} for row in labels]
-    paths = [out / "summary.csv", out / "games.csv", out / "pairwise.csv", out / "results.json"]
+    paths = [out / "summary.csv", out / GAMES_FILE, out / "pairwise.csv", out / "results.json"]
     _write_csv(paths[0], summary, SUMMARY_COLUMNS)
-    _write_csv(paths[1], games, list(games[0]) if games else ["index"])
+    _write_csv(paths[1], games, GAME_COLUMNS)
     _write_csv(paths[2], pairwise, ["agent", *labels])
+    if failures:
+        paths.append(out / FAILURES_FILE)
+        _write_csv(paths[-1], failures, FAILURE_COLUMNS)
     document = {
         "config": result.config.to_json(),
         "games_played": len(result.records),
+        "games_failed": len(result.failures),
         "workers": result.workers,
         "wall_seconds": result.seconds,
         "statistics": {
@@ -444,6 +836,7 @@ def write_results(result: TournamentResult, out_dir: str | Path, *, plot: bool =
         "seat_win_rates": result.seats,
         "pairwise_win_shares": result.pairwise,
         "games": games,
+        "failures": failures,
     }
     paths[3].write_text(json.dumps(_json_safe(document), indent=1))
     if plot and summary:
@@ -492,8 +885,9 @@ def format_summary(result: TournamentResult, saved: Sequence[Path] = ()) -> str:
     tables = len(config.tables())
     schedule = f"{config.deals} deals x {per_deal} seatings" + (f" x {tables} tables" if tables > 1 else "")
     workers = f"{result.workers} worker" + ("s" if result.workers > 1 else "")
+    games = f"{len(result.records)} of {len(result.records) + len(result.failures)}" if result.failures else ""
     lines = [
-        f"Biblios {config.mode}, {config.num_players} players: {len(result.records)} games ({schedule}), "
+        f"Biblios {config.mode}, {config.num_players} players: {games or len(result.records)} games ({schedule}), "
         f"seed {config.seed}, penalty {config.penalty}, {workers}, {result.seconds:.1f} s",
         "",
     ]
@@ -542,6 +936,13 @@ def format_summary(result: TournamentResult, saved: Sequence[Path] = ()) -> str:
                 for other in labels
             )
             lines.append(f"  {name:>34}  {cells}")
+    if result.failures:
+        lines.append("")
+        lines.append(
+            f"  {len(result.failures)} games failed (an agent crashed or played illegally) and are left out of the "
+            f"statistics, so some deals are not balanced: see {FAILURES_FILE}. The first:"
+        )
+        lines.append(f"  {result.failures[0].error}")
     if saved:
         folder = saved[0].parent
         lines.append("")
@@ -571,15 +972,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m experiments.tournament",
         description="Play a head-to-head or round-robin between Biblios agents with duplicate deals.",
-        epilog="Agent specs: NAME or NAME:key=value,... with NAME a registry name (see --list-agents) or an "
-        "import path package.module.Factory; e.g. value:aggression=1.2 or ismcts:iterations=500.",
+        epilog="Agent specs: NAME or NAME:key=value,... with NAME a registry name or an import path "
+        "package.module.Factory, e.g. hoarder:aggression=1.2 or ismcts:iterations=500 (--list-agents shows "
+        "every agent's parameters). Results are saved as each game finishes: after a crash or Ctrl-C, repeat "
+        "the command with --resume DIR to play only the games still missing.",
     )
-    parser.add_argument("--agents", nargs="+", metavar="SPEC", help="agents (see below); a lineup in head-to-head")
+    parser.add_argument(
+        "--agents", nargs="+", metavar="SPEC", help="the agents (specs below); in a head-to-head, one per seat"
+    )
     parser.add_argument(
         "--players",
         type=int,
         choices=(2, 3, 4),
-        help="players per game (head-to-head default: number of agents; round-robin default: 2)",
+        help="players per game (default: the number of agents in a head-to-head, 2 in a round-robin)",
     )
     parser.add_argument(
         "--mode",
@@ -592,25 +997,43 @@ def build_parser() -> argparse.ArgumentParser:
         "--games", type=_positive_int, default=100, help="games per table, rounded up to whole deals (default 100)"
     )
     size.add_argument(
-        "--deals", type=_positive_int, help="deals (game seeds) per table; each is played in every seating"
-    )
+        "--deals", type=_positive_int, help="deals (game seeds) per table, instead of --games; each is played in "
+        "every seating"
+    )  # fmt: skip
     parser.add_argument(
         "--seatings",
         choices=SEATINGS,
         default="cyclic",
-        help="seatings per deal for 3-4 players: the P cyclic rotations or all P! permutations",
+        help="seatings per deal for 3-4 players: the P cyclic rotations or all P! permutations (default cyclic)",
     )
     parser.add_argument("--seed", type=_seed, default=0, help="tournament seed (default 0)")
-    parser.add_argument("--penalty", choices=PENALTIES, default="standard", help="penalty rule (RULES §5)")
-    parser.add_argument("--strict-bids", action="store_true", help="only allow bids the bidder can pay")
+    parser.add_argument(
+        "--penalty", choices=PENALTIES, default="standard", help="penalty rule (RULES §5; default standard)"
+    )
+    parser.add_argument(
+        "--strict-bids", action="store_true", help="only allow bids the bidder can pay (default: any bid)"
+    )
     parser.add_argument(
         "--workers",
         type=_positive_int,
         default=os.cpu_count() or 1,
-        help="processes (default: all cores); results do not depend on it",
+        help=f"processes (default: all {os.cpu_count() or 1} cores); results do not depend on it",
     )
-    parser.add_argument("--out", type=Path, help="output folder (default runs/tournament-<date>-<time>)")
-    parser.add_argument("--save-logs", type=Path, metavar="DIR", help="save every game as a replayable log")
+    parser.add_argument("--out", type=Path, metavar="DIR", help="output folder (default runs/tournament-<date>-<time>)")
+    parser.add_argument(
+        "--resume",
+        type=Path,
+        metavar="DIR",
+        help="finish the interrupted run in DIR (its output folder): give the same settings as the first time; "
+        "the games it finished are kept, not played again",
+    )
+    parser.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="when an agent crashes or plays illegally, record the game in failures.csv and play on "
+        "(default: stop at the first such game)",
+    )
+    parser.add_argument("--save-logs", type=Path, metavar="DIR", help="also save every game as a replayable log in DIR")
     parser.add_argument(
         "--only-games",
         type=int,
@@ -618,9 +1041,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="INDEX",
         help="play only these games of the schedule (to reproduce or inspect them)",
     )
-    parser.add_argument("--no-plot", action="store_true", help="skip winrate.png")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument("--list-agents", action="store_true", help="list the agent registry and exit")
+    parser.add_argument("--no-plot", action="store_true", help="do not draw winrate.png (default: draw it)")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar (default: show it)")
+    parser.add_argument(
+        "--list-agents", action="store_true", help="list the registry's agents and their parameters, then exit"
+    )
     return parser
 
 
@@ -655,19 +1080,45 @@ def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) 
         parser.error(str(error))
 
 
+def agent_list() -> str:
+    """``--list-agents``: every registry agent with its description and parameters (defaults)."""
+    lines = []
+    for name in sorted(registry()):
+        try:
+            description = describe_agent(name)
+        except AgentSpecError as error:
+            lines += [name, f"    (unavailable here: {error})", ""]
+            continue
+        lines += [name, *textwrap.wrap(description.summary, 100, initial_indent="    ", subsequent_indent="    ")]
+        if description.parameters is None:
+            parameters = "parameters: see its documentation"
+        else:
+            parameters = "parameters: " + (", ".join(description.parameters) or "none")
+        lines += [*textwrap.wrap(parameters, 100, initial_indent="    ", subsequent_indent="        "), ""]
+    lines.append("Give parameters as NAME:key=value,...; e.g. hoarder:aggression=1.2,focus=3")
+    return "\n".join(lines)
+
+
+def _stopped_at(error: GameFailedError, out: Path) -> str:
+    """What to do after an agent stopped the run."""
+    index = error.failure.index
+    return (
+        f"The games finished before it are saved in {out}/{GAMES_FILE}. Rerun the failing game alone with "
+        f"--workers 1 --only-games {index} for a full traceback; repeat the command with --keep-going to record "
+        f"such games and play on; repeat it with --resume {out} to finish the run."
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.list_agents:
-        for name in sorted(registry()):
-            try:
-                doc = (type(build_agent(AgentSpec(name))).__doc__ or "").strip().splitlines()
-            except AgentSpecError as error:
-                doc = [f"(unavailable: {error})"]
-            print(f"{name:<10} {doc[0] if doc else ''}")
+        print(agent_list())
         return 0
     config = config_from_args(args, parser)
-    out = args.out or Path("runs") / datetime.now().strftime("tournament-%Y%m%d-%H%M%S")
+    if args.resume is not None and args.out is not None and args.out != args.resume:
+        parser.error(f"--resume {args.resume} writes into that folder; drop --out {args.out}")
+    out = args.resume or args.out or Path("runs") / datetime.now().strftime("tournament-%Y%m%d-%H%M%S")
     try:
         result = run_tournament(
             config,
@@ -675,20 +1126,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             progress=not args.no_progress,
             log_dir=args.save_logs,
             only_games=args.only_games,
+            out_dir=out,
+            keep_going=args.keep_going,
+            resume=args.resume is not None,
         )
     except AgentSpecError as error:
         parser.error(str(error))
-    except (AgentError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        if isinstance(error, AgentError):
-            print(
-                "Rerun the failing game alone with --workers 1 --only-games INDEX for a full traceback.",
-                file=sys.stderr,
-            )
+    except GameFailedError as error:
+        print(f"error: {error}\n{_stopped_at(error, out)}", file=sys.stderr)
         return 1
+    except ValueError as error:  # RunFolderError included
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        saved = (
+            f"The finished games are saved in {out}/{GAMES_FILE}; repeat" if (out / GAMES_FILE).exists() else "Repeat"
+        )
+        print(f"\nInterrupted. {saved} the command with --resume {out} to play the rest.", file=sys.stderr)
+        return 130
     saved = write_results(result, out, plot=not args.no_plot)
     print(format_summary(result, saved))
-    return 0
+    return 1 if result.failures else 0
 
 
 if __name__ == "__main__":
