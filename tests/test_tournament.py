@@ -7,6 +7,8 @@ import csv
 import json
 import math
 import random
+import re
+from pathlib import Path
 
 import pytest
 
@@ -375,3 +377,99 @@ def test_command_line_rejects_bad_arguments(argv: list[str], message: str, capsy
         main([*argv, "--no-progress"])
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- help and documentation
+_SPEC_EXAMPLE = re.compile(r"\b(random|value|hoarder|ismcts|ppo):([a-z_]+=[^\s`\"')]+)")
+
+
+def spec_examples(text: str) -> list[str]:
+    """Every registry-agent spec with parameters written in ``text`` (``hoarder:aggression=1.2``)."""
+    return [f"{name}:{params.rstrip('.,;')}" for name, params in _SPEC_EXAMPLE.findall(text)]
+
+
+def documented_texts() -> dict[str, str]:
+    from experiments import match, tournament
+
+    parser = tournament.build_parser()
+    return {
+        "tournament docstring": tournament.__doc__ or "",
+        "tournament --help": parser.format_help(),
+        "tournament --list-agents": tournament.agent_list(),
+        "match docstring": match.__doc__ or "",
+        "parse_agent_spec docstring": match.parse_agent_spec.__doc__ or "",
+    }
+
+
+def test_every_documented_agent_spec_example_builds() -> None:
+    """The help's old example ``value:aggression=1.2`` was rejected (aggression is a hoarder parameter)."""
+    found = 0
+    for where, text in documented_texts().items():
+        for example in spec_examples(text):
+            found += 1
+            try:
+                build_agent(parse_agent_spec(example))
+            except AgentSpecError as error:
+                raise AssertionError(f"{where}: example {example!r} does not build: {error}") from error
+    assert found >= 5
+
+
+def test_readme_agent_spec_examples_use_real_parameters() -> None:
+    """README examples may name files that do not exist here (``ppo:path=FILE``), so only the
+    parameter names are checked, against what --list-agents shows."""
+    from experiments.match import describe_agent
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    examples = spec_examples(readme)
+    assert examples
+    for example in examples:
+        name, _, params = example.partition(":")
+        known = {parameter.partition("=")[0] for parameter in describe_agent(name).parameters or ()}
+        for key in re.findall(r"([a-z_]+)=", params):
+            assert key in known, f"README example {example!r}: {name} has no parameter {key!r} (it has {sorted(known)})"
+
+
+def test_every_command_line_option_has_honest_help() -> None:
+    """Each option has help text; each one with a default says what it is; flags do not claim
+    ``(default: True)`` (a ``--no-x`` flag is off by default)."""
+    import argparse
+
+    from experiments.tournament import build_parser
+
+    for action in build_parser()._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        name = "/".join(action.option_strings)
+        assert action.help and action.help != argparse.SUPPRESS, f"{name} has no help text"
+        assert "%(default)" not in action.help and "(default: True)" not in action.help, name
+        if action.default not in (None, False):
+            assert "default" in action.help, f"{name} does not say its default {action.default!r}"
+
+
+def test_list_agents_shows_whole_descriptions_and_parameters(capsys) -> None:
+    """Before: one docstring line per agent, cut mid-sentence, and no parameters."""
+    from agents import HoarderAgent, ValueAgent
+
+    assert main(["--list-agents"]) == 0
+    output = " ".join(capsys.readouterr().out.split())
+    assert "seeded by start_game (the same seed gives the same choices). It bids and refuses at random" in output
+    for cls in (ValueAgent, HoarderAgent):
+        first_paragraph = " ".join(cls.__doc__.split("\n\n")[0].split())
+        assert first_paragraph in output
+        for key in cls.defaults:
+            assert f"{key}=" in output
+    assert "aggression=1.3" in output and "iterations=60" in output
+
+
+def test_module_docstring_python_example_runs(tmp_path, monkeypatch) -> None:
+    """The Python API example of the tournament docstring (shrunk to one deal, one worker)."""
+    import textwrap
+
+    from experiments import tournament
+
+    doc = tournament.__doc__ or ""
+    code = textwrap.dedent(doc[doc.index("    from experiments.match import") : doc.index("Examples::")])
+    assert "keep_going=True" in code and "resume=True" in code
+    monkeypatch.chdir(tmp_path)
+    exec(code.replace("deals=20", "deals=1").replace("workers=2", "workers=1"), {})
+    assert (tmp_path / "runs" / "example" / "summary.csv").exists()
