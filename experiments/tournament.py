@@ -75,7 +75,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
@@ -104,6 +104,9 @@ from experiments.stats import (
     pairwise_win_shares,
     seat_win_rates,
 )
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 HEAD_TO_HEAD: Final = "head-to-head"
 ROUND_ROBIN: Final = "round-robin"
@@ -844,38 +847,65 @@ def write_results(result: TournamentResult, out_dir: str | Path, *, plot: bool =
     return paths
 
 
+_LABEL_WIDTH: Final = 28  # characters of an agent label per line on the plot's axis
+
+
+def _plot_label(label: str) -> str:
+    """A long agent label broken after its ``:`` and ``,`` so the bars keep their width."""
+    if len(label) <= _LABEL_WIDTH:
+        return label
+    return label.replace(":", ":\n", 1).replace(",", ",\n")
+
+
 def plot_win_rates(result: TournamentResult, path: str | Path) -> Path:
-    """Horizontal bars of win rate with their 95% intervals, and the fair share as a dashed line."""
+    """Save :func:`win_rate_figure` as a PNG."""
+    win_rate_figure(result).savefig(path, dpi=120)
+    return Path(path)
+
+
+def win_rate_figure(result: TournamentResult) -> Figure:
+    """Horizontal bars of win rate with their 95% intervals, and the fair share as a dashed line.
+
+    Nothing is drawn over the bars: each agent's figures stand in a column right of the plot and
+    the legend sits below the axis label, so the picture stays readable from 2 to ~8 agents with
+    win rates anywhere in [0, 1]; the figure grows with the number of agents.
+    """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.ticker import PercentFormatter
 
     rows = result.agents[::-1]  # best at the top
-    figure = Figure(figsize=(7.5, 1.2 + 0.45 * len(rows)))
+    figure = Figure(figsize=(8.0, 1.9 + 0.5 * len(rows)), layout="constrained")
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
+    positions = list(range(len(rows)))
     rates = [row.win_rate.estimate for row in rows]
     errors = [
         [max(0.0, row.win_rate.estimate - row.win_rate.low) for row in rows],
         [max(0.0, row.win_rate.high - row.win_rate.estimate) for row in rows],
     ]
-    positions = range(len(rows))
-    axes.barh(positions, rates, xerr=errors, capsize=4, color="#4c72b0", alpha=0.85)
-    axes.axvline(1 / result.config.num_players, color="grey", linestyle="--", linewidth=1, label="fair share")
-    axes.set_yticks(list(positions), [row.agent for row in rows])
-    axes.set_xlim(0, 1)
-    axes.set_xlabel("win rate (95% CI over deals)")
+    axes.barh(positions, rates, height=0.6, color="#4c72b0", alpha=0.85, label="win rate")
+    axes.errorbar(rates, positions, xerr=errors, fmt="none", ecolor="black", capsize=4, label="95% CI over deals")
+    fair = 1 / result.config.num_players
+    axes.axvline(fair, color="grey", linestyle="--", linewidth=1, label=f"fair share ({fair:.0%})")
+    axes.set_yticks(positions, [_plot_label(row.agent) for row in rows], fontsize=9)
+    axes.set_ylim(-0.6, len(rows) - 0.4)
+    axes.set_xlim(0, 1.02)  # room for the cap of an interval that ends at 100%
+    axes.set_xticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    axes.xaxis.set_major_formatter(PercentFormatter(1.0))
+    axes.set_xlabel("win rate")
+    figures = axes.get_yaxis_transform()  # x in axes fractions, y in bar positions: a column right of the plot
+    axes.text(1.03, len(rows) - 0.4, "win rate [95% CI]", transform=figures, fontsize=8, va="bottom", ha="left")
+    for position, row in zip(positions, rows):
+        interval = row.win_rate
+        text = f"{interval.estimate:.1%} [{interval.low:.0%}, {interval.high:.0%}]"
+        axes.text(1.03, position, text, transform=figures, fontsize=8, va="center", ha="left")
     config = result.config
     axes.set_title(
         f"{config.mode}, {config.num_players} players, {len(result.records)} games, seed {config.seed}", fontsize=10
     )
-    for position, row in zip(positions, rows):
-        axes.text(min(row.win_rate.high + 0.01, 0.9), position, f"{row.win_rate.estimate:.1%}", va="center", fontsize=8)
-    axes.xaxis.set_major_formatter(PercentFormatter(1.0))
-    axes.legend(loc="lower right", fontsize=8)
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    return Path(path)
+    figure.legend(loc="outside lower center", ncols=3, fontsize=8, frameon=False)
+    return figure
 
 
 def format_summary(result: TournamentResult, saved: Sequence[Path] = ()) -> str:

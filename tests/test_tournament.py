@@ -30,6 +30,7 @@ from experiments.stats import (
 from experiments.tournament import (
     ROUND_ROBIN,
     TournamentConfig,
+    TournamentResult,
     main,
     run_tournament,
     seat_orders,
@@ -473,3 +474,55 @@ def test_module_docstring_python_example_runs(tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     exec(code.replace("deals=20", "deals=1").replace("workers=2", "workers=1"), {})
     assert (tmp_path / "runs" / "example" / "summary.csv").exists()
+
+
+# ----------------------------------------------------------------------------- the win-rate plot
+def fake_result(num_agents: int, long_labels: bool) -> TournamentResult:
+    """A 2-player round-robin result, without playing, in which the agent with the higher number
+    always wins: agent k wins k / (num_agents - 1) of its games (the best all, the worst none)."""
+    from experiments.match import GameResult
+    from experiments.tournament import GameRecord
+
+    names = [("pkg.module.VeryLongAgentName:depth=" if long_labels else "agent") + str(k) for k in range(num_agents)]
+    specs = tuple(parse_agent_spec(name) for name in names)
+    config = TournamentConfig(specs, mode=ROUND_ROBIN, deals=4)
+    records = []
+    for task in config.schedule():
+        first, second = task.lineup
+        winner = 0 if first > second else 1
+        result = GameResult(task.seed, (names[first], names[second]), task.agent_seeds, (5, 3) if winner == 0 else
+                            (3, 5), (winner,), (0,) * 5, (3,) * 5, 100, (50, 50), (0.0, 0.0))  # fmt: skip
+        records.append(GameRecord(task.index, task.table, task.deal, task.seating, result))
+    return TournamentResult(config, records)
+
+
+@pytest.mark.parametrize("long_labels", [False, True], ids=["short", "long"])
+@pytest.mark.parametrize("num_agents", [2, 3, 5, 8])
+def test_win_rate_plot_draws_nothing_over_the_bars(num_agents: int, long_labels: bool) -> None:
+    """Texts and the legend overlap no bar, no interval and no other text, and stay in the figure."""
+    from matplotlib.transforms import Bbox
+
+    from experiments.tournament import win_rate_figure
+
+    result = fake_result(num_agents, long_labels)
+    rates = [row.win_rate.estimate for row in result.agents]
+    assert max(rates) == 1.0 and min(rates) == 0.0  # the extremes where labels used to collide
+    figure = win_rate_figure(result)
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    axes = figure.axes[0]
+    shapes = [patch.get_window_extent(renderer) for patch in axes.patches]  # the bars
+    shapes += [line.get_window_extent(renderer) for line in axes.lines]  # interval caps, the fair-share line
+    for collection in axes.collections:  # the intervals
+        shapes += [Bbox(axes.transData.transform(segment)) for segment in collection.get_segments()]
+    texts = [text for text in axes.texts] + [axes.title, axes.xaxis.label]
+    texts += [label for label in axes.get_yticklabels() + axes.get_xticklabels() if label.get_text()]
+    boxes = [text.get_window_extent(renderer) for text in texts] + [
+        legend.get_window_extent(renderer) for legend in figure.legends
+    ]
+    assert len(figure.legends) == 1
+    inside = figure.bbox
+    for index, box in enumerate(boxes):
+        assert inside.x0 <= box.x0 and box.x1 <= inside.x1 and inside.y0 <= box.y0 and box.y1 <= inside.y1, box
+        assert not any(box.overlaps(shape) for shape in shapes), f"text or legend #{index} lies over a bar"
+        assert not any(box.overlaps(other) for other in boxes[index + 1 :]), f"text or legend #{index} overlaps another"
