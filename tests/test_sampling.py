@@ -89,6 +89,20 @@ def test_sample_never_contradicts_the_observer(config: dict) -> None:
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_samples_never_put_a_church_card_in_a_hand(num_players: int) -> None:
+    """A church card is resolved at once and never stays in a hand (RULES §4), so no sampled
+    hand, face-down discard or kept card may hold one."""
+    rng = np.random.default_rng(4)
+    for game in positions({"num_players": num_players}, seed=6, every=0.1):
+        for seat in range(num_players):
+            sample = sample_state(player_view(game.state, seat), rng)
+            held = [card for hand in sample.hands for card in hand]
+            held += [card for cards in sample.private_discard for card in cards]
+            held += [sample.kept_card] if sample.kept_card != NO_CARD else []
+            assert not [card for card in held if IS_CHURCH[card]], "a church card in a hand or face-down discard"
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
 def test_sample_keeps_setup_gold_removals(num_players: int) -> None:
     """2 (3) players remove two (one) gold cards of each value at setup (RULES §2)."""
     rng = np.random.default_rng(3)
@@ -148,7 +162,11 @@ def test_samples_cover_every_hidden_card_and_vary(num_players: int, phase: int) 
             expected.add(f"hand{seat}")
     assert len(expected) >= 3
     for card in fresh:
-        assert places[card] >= expected, (card, places[card], expected)
+        if IS_CHURCH[card]:  # never in a hand (RULES §4)
+            assert not any(place.startswith("hand") for place in places[card]), (card, places[card])
+            assert places[card] >= {place for place in expected if not place.startswith("hand")}
+        else:
+            assert places[card] >= expected, (card, places[card], expected)
 
 
 def test_sampling_is_reproducible_from_the_generator() -> None:

@@ -23,7 +23,9 @@ in progress, public discards. Every other card is dealt, respecting everything p
   the auction pile or the removed cards.
 * **Never-seen cards** fill every remaining hidden slot uniformly at random: opponents' hand
   slots and face-down discards, the card an opponent is placing or has kept
-  face down, the removed cards, the draw pile and the other players' cards on the auction pile.
+  face down, the removed cards, the draw pile and the other players' cards on the auction pile —
+  except that a church card never stays in a hand (RULES §4), so unseen church cards are dealt
+  only to the removed cards, the piles and the card an opponent is placing.
   The setup rule that 2 (3) players remove two (one) gold cards of each value (RULES §2) is
   respected exactly: the required gold cards are dealt to the removed pile first, from the
   never-seen gold of each value, which reproduces the setup's distribution.
@@ -44,7 +46,7 @@ from typing import Final
 
 import numpy as np
 
-from biblios_env.cards import CARD_VALUE, GOLD_IDS_BY_VALUE, IS_GOLD, NUM_CARDS, gold_value
+from biblios_env.cards import CARD_VALUE, GOLD_IDS_BY_VALUE, IS_CHURCH, IS_GOLD, NUM_CARDS, gold_value
 from biblios_env.engine.game import Game
 from biblios_env.engine.setup import DECK_SIZE, GOLD_REMOVED_PER_VALUE
 from biblios_env.engine.state import NO_CARD, NO_SEAT, Decision, Phase, Resume, State
@@ -230,6 +232,10 @@ class _Sampler:
                 removed.extend(rng.sample(candidates, per_value))
             taken = set(removed)
             fresh = [card for card in fresh if card not in taken]
+        # Church cards never stay in a hand (RULES §4): an unseen one is among the removed cards, in
+        # a pile or the card an opponent is placing, never in a hand, a face-down discard or a kept card.
+        churches = [card for card in fresh if IS_CHURCH[card]]
+        fresh = [card for card in fresh if not IS_CHURCH[card]]
         rng.shuffle(fresh)
 
         placing_hidden = view.phase == Phase.GIFT and view.decision == Decision.PLACE and view.current_player != 0
@@ -245,10 +251,13 @@ class _Sampler:
             + view.draw_pile_size
             + auction_hidden
         )
-        if needed != len(fresh) or auction_hidden < 0:
+        if needed != len(fresh) + len(churches) or auction_hidden < 0:
             raise InconsistentViewError(
-                f"{len(fresh)} unseen cards for {needed} hidden places: the view's card counts do not add up"
+                f"{len(fresh) + len(churches)} unseen cards for {needed} hidden places: "
+                "the view's card counts do not add up"
             )
+        if sum(hand_room) + sum(face_down_room) + bool(view.hidden_kept) > len(fresh):
+            raise InconsistentViewError("more hidden hand places than unseen cards that are not church cards")
         bidder, coins_needed = self.strict_bidder(hands)
         if bidder != NO_SEAT and hand_room[bidder]:
             hands[bidder].extend(self.deal_strict_bidder(fresh, hand_room[bidder], coins_needed))
@@ -258,8 +267,10 @@ class _Sampler:
             hands[seat].extend(deal() for _ in range(hand_room[seat]))
             face_down_cards[seat].extend(deal() for _ in range(face_down_room[seat]))
             rng.shuffle(hands[seat])
-        drawn_card = deal() if placing_hidden else view.drawn_card
         kept_card = deal() if view.hidden_kept else view.kept_card
+        fresh.extend(churches)  # the places left may hold church cards too
+        rng.shuffle(fresh)
+        drawn_card = deal() if placing_hidden else view.drawn_card
         removed.extend(deal() for _ in range(REMOVED_COUNT[n] - len(removed)))
         draw_pile = [deal() for _ in range(view.draw_pile_size)]
         auction_others = [deal() for _ in range(auction_hidden)]
