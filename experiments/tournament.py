@@ -378,8 +378,9 @@ def _chunks(tasks: Sequence[GameTask], workers: int) -> list[Sequence[GameTask]]
 Record = Callable[[GameRecord | GameFailure], None]
 
 
-def _play_here(tasks: Sequence[GameTask], config: TournamentConfig, log_dir: str | Path | None, keep_going: bool,
-               record: Record) -> None:  # fmt: skip
+def _play_here(
+    tasks: Sequence[GameTask], config: TournamentConfig, log_dir: str | Path | None, keep_going: bool, record: Record
+) -> None:
     """Play in this process; the first failure stops the run unless ``keep_going``."""
     for task in tasks:
         try:
@@ -391,8 +392,14 @@ def _play_here(tasks: Sequence[GameTask], config: TournamentConfig, log_dir: str
                 raise GameFailedError(failure) from error  # keeps the agent's traceback
 
 
-def _play_in_workers(tasks: Sequence[GameTask], config: TournamentConfig, log_dir: str | Path | None,
-                     keep_going: bool, record: Record, workers: int) -> None:  # fmt: skip
+def _play_in_workers(
+    tasks: Sequence[GameTask],
+    config: TournamentConfig,
+    log_dir: str | Path | None,
+    keep_going: bool,
+    record: Record,
+    workers: int,
+) -> None:
     """Play on ``workers`` processes, recording games as their chunks return. A failure (without
     ``keep_going``) or Ctrl-C stops the workers after their current game, keeping what they finished."""
     stop = multiprocessing.Event()
@@ -509,12 +516,17 @@ def run_tournament(
         Path(log_dir).mkdir(parents=True, exist_ok=True)
     workers = max(1, min(workers or os.cpu_count() or 1, len(to_play)))
     start = time.perf_counter()
-    records, failures = list(finished.values()), []
-    bar = tqdm(total=len(tasks), initial=len(finished), unit="game", disable=not progress, desc=config.mode,
-               dynamic_ncols=True)  # fmt: skip
+    records: list[GameRecord] = list(finished.values())
+    failures: list[GameFailure] = []
+    bar = tqdm(
+        total=len(tasks), initial=len(finished), unit="game", disable=not progress, desc=config.mode, dynamic_ncols=True
+    )
 
     def record(outcome: GameRecord | GameFailure) -> None:
-        (failures if isinstance(outcome, GameFailure) else records).append(outcome)  # type: ignore[arg-type]
+        if isinstance(outcome, GameFailure):
+            failures.append(outcome)
+        else:
+            records.append(outcome)
         if folder is not None:
             folder.save(outcome)
         bar.update()
@@ -606,8 +618,8 @@ def _record_from_row(row: dict[str, Any], task: GameTask, labels: tuple[str, ...
         seconds=tuple(float(word) for word in row["seconds"].split()),
     )
     record = GameRecord(int(row["index"]), int(row["table"]), int(row["deal"]), int(row["seating"]), result)
-    scheduled = (task.index, task.table, task.deal, task.seating, task.seed, _LABEL_SEPARATOR.join(labels),
-                 task.agent_seeds)  # fmt: skip
+    labels_text = _LABEL_SEPARATOR.join(labels)
+    scheduled = (task.index, task.table, task.deal, task.seating, task.seed, labels_text, task.agent_seeds)
     found = (record.index, record.table, record.deal, record.seating, result.seed, row["agents"], result.agent_seeds)
     if found != scheduled:
         raise ValueError(f"it records {found}, but the schedule has {scheduled}")
@@ -1027,9 +1039,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--games", type=_positive_int, default=100, help="games per table, rounded up to whole deals (default 100)"
     )
     size.add_argument(
-        "--deals", type=_positive_int, help="deals (game seeds) per table, instead of --games; each is played in "
-        "every seating"
-    )  # fmt: skip
+        "--deals",
+        type=_positive_int,
+        help="deals (game seeds) per table, instead of --games; each is played in every seating",
+    )
     parser.add_argument(
         "--seatings",
         choices=SEATINGS,
