@@ -11,6 +11,7 @@ value      :class:`~agents.heuristics.ValueAgent`: win-probability card values, 
 hoarder    :class:`~agents.heuristics.HoarderAgent`: specialist, hoards gold, bids late
 ismcts     ``agents.ismcts.ISMCTSAgent``: information-set Monte Carlo tree search (imported lazily)
 ppo        ``agents.ppo_agent.PPOAgent``: a trained MaskablePPO policy (default: the shipped one; imported lazily)
+network    ``agents.network_agent.NetworkAgent``: the shipped policy-and-value network for the player count
 =========  =====================================================================
 """
 
@@ -37,6 +38,12 @@ def _ppo(**params: Any) -> Agent:
     return _construct(PPOAgent, "ppo", params)
 
 
+def _network(**params: Any) -> Agent:
+    from agents.network_agent import NetworkAgent  # imported lazily: loads a network file
+
+    return _construct(NetworkAgent, "network", params)
+
+
 def _construct(cls: Callable[..., Agent], name: str, params: dict[str, Any]) -> Agent:
     """Build ``cls(**params)``, turning an unknown keyword into a ValueError that names it."""
     if isinstance(cls, type) and issubclass(cls, HeuristicAgent):
@@ -58,6 +65,7 @@ AGENTS: dict[str, Callable[..., Agent]] = {
     "hoarder": lambda **params: _construct(HoarderAgent, "hoarder", params),
     "ismcts": _ismcts,
     "ppo": _ppo,
+    "network": _network,
 }
 
 

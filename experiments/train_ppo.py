@@ -59,8 +59,8 @@ from typing import Any, Final
 import numpy as np
 
 from agents import make_agent
+from agents.network import NumpyNetwork
 from agents.ppo_agent import (
-    NumpyPolicy,
     PPOAgent,
     export_policy,
     numpy_policy,
@@ -189,7 +189,7 @@ DEMONSTRATION_KEYS: Final = ("observations", "masks", "actions", "returns")
 
 
 def _demonstration_games(
-    teacher: str, seeds: Sequence[tuple[int, int, int]], reward: str, learner: NumpyPolicy | None
+    teacher: str, seeds: Sequence[tuple[int, int, int]], reward: str, learner: NumpyNetwork | None
 ) -> dict[str, np.ndarray]:
     """Play one chunk of :func:`collect_demonstrations` (a module function, so worker processes run it)."""
     from biblios_env.agent_interface import AgentObservation
@@ -240,7 +240,7 @@ def collect_demonstrations(
     players: Sequence[int],
     reward: str,
     seed: int,
-    learner: NumpyPolicy | None = None,
+    learner: NumpyNetwork | None = None,
     workers: int = 1,
 ) -> dict[str, np.ndarray]:
     """Decisions labelled by ``teacher`` (an agent spec): observation (float16), mask, the teacher's
@@ -485,6 +485,8 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     ]
     vec_env = SubprocVecEnv(factories) if args.vec == "subproc" else DummyVecEnv(factories)
     activation = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}[args.activation]
+    initial = None if args.init_network is None else NumpyNetwork.load(args.init_network)
+    net_arch = {"pi": list(args.net_arch), "vf": list(args.net_arch)} if initial is None else network_arch(initial)
     model = MaskablePPO(
         "MlpPolicy",
         vec_env,
@@ -497,14 +499,17 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         clip_range=args.clip_range,
         ent_coef=args.ent_coef,
         vf_coef=args.vf_coef,
-        policy_kwargs={"net_arch": {"pi": list(args.net_arch), "vf": list(args.net_arch)}, "activation_fn": activation},
+        policy_kwargs={"net_arch": net_arch, "activation_fn": activation},
         seed=args.seed,
         device="cpu",
         verbose=0,
     )
     model.set_logger(configure(str(out), ["csv"]))
     warm: dict[str, Any] = {}
-    if args.init is not None:
+    if initial is not None:
+        load_network(model.policy, initial)
+        warm = {"init_network": str(args.init_network), "net_arch": net_arch}
+    elif args.init is not None:
         model.set_parameters(str(args.init), exact_match=False, device="cpu")
         warm = {"init": str(args.init)}
     elif args.bc_games > 0 or args.bc_data:
@@ -563,6 +568,39 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         flush=True,
     )
     return info
+
+
+def network_arch(network: NumpyNetwork) -> dict[str, list[int]]:
+    """The SB3 ``net_arch`` that holds a network of :mod:`experiments.train_network`: its trunk
+    in the actor, its trunk and the value head's hidden layer in the critic."""
+    if not network.trunk or network.value is None or len(network.policy) != 1:
+        raise ValueError("--init-network needs a network with a trunk, a one-layer policy head and a value head")
+    trunk = [int(weight.shape[1]) for weight, _ in network.trunk]
+    return {"pi": trunk, "vf": trunk + [int(weight.shape[1]) for weight, _ in network.value[:-1]]}
+
+
+def load_network(policy: Any, network: NumpyNetwork) -> None:
+    """Copy a network's weights into a ``MaskableActorCriticPolicy`` built with :func:`network_arch`.
+
+    SB3's actor and critic share no layers, so both start from a copy of the trunk. The value
+    head's last layer is copied too although it predicted a win-share logit, not the PPO
+    return: the critic starts from features that know the game and relearns its scale.
+    """
+    import torch
+
+    def linear(modules: Any) -> list[Any]:
+        return [module for module in modules if isinstance(module, torch.nn.Linear)]
+
+    assert network.value is not None  # checked by network_arch
+    targets = [
+        (linear(policy.mlp_extractor.policy_net) + [policy.action_net], [*network.trunk, *network.policy]),
+        (linear(policy.mlp_extractor.value_net) + [policy.value_net], [*network.trunk, *network.value]),
+    ]
+    with torch.no_grad():
+        for modules, layers in targets:
+            for module, (weight, bias) in zip(modules, layers, strict=True):
+                module.weight.copy_(torch.from_numpy(np.ascontiguousarray(weight.T)))  # (in, out) -> torch's (out, in)
+                module.bias.copy_(torch.from_numpy(bias))
 
 
 def _versions() -> dict[str, str]:
@@ -685,6 +723,11 @@ def build_parser() -> argparse.ArgumentParser:
     warm.add_argument("--dagger-epochs", type=_positive_int, default=2, help="epochs over all data per DAgger round")
     warm.add_argument("--workers", type=_positive_int, default=2, help="processes that play the warm-start games")
     warm.add_argument("--init", type=Path, help="start from this MaskablePPO .zip (same architecture) instead")
+    warm.add_argument(
+        "--init-network",
+        type=Path,
+        help="start from this network file of experiments.train_network instead (sets --net-arch from it)",
+    )
     ppo = parser.add_argument_group("PPO")
     ppo.add_argument("--net-arch", type=_layers, default="128,128", help="hidden layers of the actor and the critic")
     ppo.add_argument("--activation", choices=("relu", "tanh"), default="relu", help="hidden-layer activation")

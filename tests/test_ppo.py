@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from agents import RandomAgent, ValueAgent, make_agent
+from agents.network import NumpyNetwork
 from agents.ppo_agent import (
     DEFAULT_POLICY,
-    NumpyPolicy,
     PPOAgent,
     export_policy,
     load_policy,
@@ -150,14 +150,17 @@ def test_policy_file_plays_exactly_like_the_torch_policy(trained):
         assert exported.choose(observation.vector, observation.action_mask, True, chooser) == int(action)
 
 
-def rigged_policy(favourite: int) -> NumpyPolicy:
+def rigged_policy(favourite: int) -> NumpyNetwork:
     """A policy that loves one action above all others, legal or not."""
     head_bias = np.zeros(NUM_ACTIONS, np.float32)
     head_bias[favourite] = 1e4
-    return NumpyPolicy(
-        [(np.zeros((4, OBSERVATION_SIZE), np.float32), np.zeros(4, np.float32))],
-        (np.zeros((NUM_ACTIONS, 4), np.float32), head_bias),
-        "relu",
+    return NumpyNetwork(
+        [],
+        [
+            (np.zeros((4, OBSERVATION_SIZE), np.float32), np.zeros(4, np.float32)),
+            (np.zeros((NUM_ACTIONS, 4), np.float32), head_bias),
+        ],
+        metadata={"hidden_layers": [4]},
     )
 
 
@@ -188,8 +191,10 @@ def test_stochastic_play_is_reproducible_from_the_seed(trained):
 
 def test_policy_file_round_trip_and_errors(trained, tmp_path):
     policy = read_policy_file(trained / "policy.npz")
-    assert policy.metadata["hidden_layers"] == [32, 32] and policy.metadata["format"] == "biblios-ppo-policy"
-    assert policy.num_parameters == OBSERVATION_SIZE * 32 + 32 + 32 * 32 + 32 + 32 * NUM_ACTIONS + NUM_ACTIONS
+    assert policy.metadata["hidden_layers"] == [32, 32] and policy.value_kind == "return"
+    actor = OBSERVATION_SIZE * 32 + 32 + 32 * 32 + 32 + 32 * NUM_ACTIONS + NUM_ACTIONS
+    critic = OBSERVATION_SIZE * 32 + 32 + 32 * 32 + 32 + 32 + 1
+    assert policy.num_parameters == actor + critic
     half = export_policy(load_policy(trained / "final_model.zip").policy, tmp_path / "half.npz", dtype="float16")
     assert half.stat().st_size < (trained / "policy.npz").stat().st_size
     with pytest.raises(ValueError, match="no policy file"):
@@ -197,7 +202,7 @@ def test_policy_file_round_trip_and_errors(trained, tmp_path):
     with pytest.raises(ValueError, match=r"\.npz policy file or a \.zip"):
         PPOAgent(tmp_path / "policy.pt")
     np.savez(tmp_path / "other.npz", meta=np.array(json.dumps({"format": "something else"})))
-    with pytest.raises(ValueError, match="not a biblios-ppo-policy"):
+    with pytest.raises(ValueError, match="not a biblios-network"):
         read_policy_file(tmp_path / "other.npz")
 
 

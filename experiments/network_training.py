@@ -1,0 +1,219 @@
+"""Supervised training of a policy-and-value network in torch, and its export to numpy.
+
+The network (:class:`TorchNetwork`) is an MLP trunk on the observation with two heads: a policy
+head trained by masked cross-entropy towards a teacher's choices (a search, a heuristic) and a
+value head trained by binary cross-entropy towards the observer's final win share. After
+training it becomes an :class:`agents.network.NumpyNetwork` (:func:`to_numpy`) that plays
+without torch; :func:`from_numpy` turns a network file back into torch to continue training.
+
+Datasets are :class:`Samples`: observation *counts* (``uint8``; the observation is counts times
+:data:`biblios_env.observations.OBSERVATION_SCALE`), legal-action masks packed as bits, the
+teacher's action and the value target, plus the player count and the game id of each sample.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from agents.network import NumpyNetwork
+from biblios_env.actions import NUM_ACTIONS
+from biblios_env.observations import OBSERVATION_SCALE, OBSERVATION_SIZE
+
+#: Bytes of one packed action mask.
+MASK_BYTES = (NUM_ACTIONS + 7) // 8
+
+
+@dataclass
+class Samples:
+    """Training samples, one row per decision (see the module docstring)."""
+
+    counts: np.ndarray  # (N, 1134) uint8
+    masks: np.ndarray  # (N, MASK_BYTES) uint8, np.packbits of the legal-action mask
+    actions: np.ndarray  # (N,) int16, the teacher's action
+    values: np.ndarray  # (N,) float32, the observer's final win share
+    players: np.ndarray  # (N,) int8
+    games: np.ndarray  # (N,) int64, a game id (samples of one game are correlated)
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+    @staticmethod
+    def concatenate(parts: Sequence[Samples]) -> Samples:
+        fields = ("counts", "masks", "actions", "values", "players", "games")
+        return Samples(*(np.concatenate([getattr(part, name) for part in parts]) for name in fields))
+
+    def subset(self, index: np.ndarray) -> Samples:
+        return Samples(
+            self.counts[index], self.masks[index], self.actions[index], self.values[index],
+            self.players[index], self.games[index],
+        )  # fmt: skip
+
+    def save(self, path: Any) -> None:
+        np.savez(path, **self.__dict__)
+
+    @staticmethod
+    def load(path: Any) -> Samples:
+        with np.load(path, allow_pickle=False) as data:
+            return Samples(*(data[name] for name in ("counts", "masks", "actions", "values", "players", "games")))
+
+
+def _torch() -> Any:
+    import torch
+
+    torch.set_num_threads(1)  # default threads ran 30-40x slower on the project's 2-core machines
+    return torch
+
+
+class TorchNetwork:
+    """Builds the torch modules lazily (importing this module needs no torch)."""
+
+    def __init__(self, hidden: Sequence[int] = (512, 256), value_hidden: int = 64) -> None:
+        torch = _torch()
+        nn = torch.nn
+        layers: list[Any] = []
+        width = OBSERVATION_SIZE
+        for size in hidden:
+            layers += [nn.Linear(width, size), nn.ReLU()]
+            width = size
+        self.hidden = tuple(hidden)
+        self.value_hidden = value_hidden
+        self.trunk = nn.Sequential(*layers)
+        self.policy = nn.Linear(width, NUM_ACTIONS)
+        self.value = nn.Sequential(nn.Linear(width, value_hidden), nn.ReLU(), nn.Linear(value_hidden, 1))
+        self.modules = nn.ModuleList([self.trunk, self.policy, self.value])
+
+    def forward(self, x: Any) -> tuple[Any, Any]:
+        features = self.trunk(x)
+        return self.policy(features), self.value(features).squeeze(-1)
+
+
+def to_numpy(network: TorchNetwork, metadata: dict[str, Any] | None = None) -> NumpyNetwork:
+    """The trained network as a :class:`NumpyNetwork` (torch's ``(out, in)`` weight layout)."""
+
+    def layers(module: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+        linear = [m for m in (module if hasattr(module, "__iter__") else [module]) if hasattr(m, "weight")]
+        return [(m.weight.detach().cpu().numpy().copy(), m.bias.detach().cpu().numpy().copy()) for m in linear]
+
+    return NumpyNetwork(
+        layers(network.trunk), layers(network.policy), layers(network.value), value_kind="win_share",
+        metadata={"hidden": list(network.hidden), **(metadata or {})},
+    )  # fmt: skip
+
+
+def from_numpy(numpy_network: NumpyNetwork) -> TorchNetwork:
+    """A torch copy of a network trained here (a trunk, a one-layer policy head, a two-layer value head)."""
+    torch = _torch()
+    hidden = [int(weight.shape[1]) for weight, _ in numpy_network.trunk]
+    if numpy_network.value is None or len(numpy_network.policy) != 1 or len(numpy_network.value) != 2:
+        raise ValueError("only networks with a trunk, a one-layer policy head and a two-layer value head continue")
+    network = TorchNetwork(hidden, int(numpy_network.value[0][0].shape[1]))
+    linear = [m for m in network.trunk if hasattr(m, "weight")] + [network.policy]
+    linear += [m for m in network.value if hasattr(m, "weight")]
+    arrays = [*numpy_network.trunk, *numpy_network.policy, *numpy_network.value]
+    with torch.no_grad():
+        for module, (weight, bias) in zip(linear, arrays, strict=True):
+            module.weight.copy_(torch.from_numpy(np.ascontiguousarray(weight.T)))
+            module.bias.copy_(torch.from_numpy(bias))
+    return network
+
+
+@dataclass
+class FitReport:
+    """What one :func:`fit` call measured on the held-out games."""
+
+    epochs: int
+    samples: int
+    agreement: float  # share of held-out decisions where the policy's top legal action is the teacher's
+    policy_loss: float
+    value_loss: float
+    seconds: float
+
+
+def fit(
+    network: TorchNetwork,
+    samples: Samples,
+    *,
+    epochs: int = 4,
+    batch_size: int = 512,
+    learning_rate: float = 1e-3,
+    value_weight: float = 0.5,
+    held_out: float = 0.05,
+    seed: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> FitReport:
+    """Train on ``samples`` (games split into training and ``held_out`` games), keeping the
+    weights of the epoch with the best held-out policy loss."""
+    import time
+
+    torch = _torch()
+    start = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    game_ids = np.unique(samples.games)
+    test_games = rng.choice(game_ids, size=max(1, int(len(game_ids) * held_out)), replace=False)
+    is_test = np.isin(samples.games, test_games)
+    train_index, test_index = np.flatnonzero(~is_test), np.flatnonzero(is_test)
+    scale = torch.from_numpy(np.array(OBSERVATION_SCALE, np.float32))
+    optimizer = torch.optim.Adam(network.modules.parameters(), lr=learning_rate)
+
+    def batch(index: np.ndarray) -> tuple[Any, Any, Any, Any]:
+        x = torch.from_numpy(samples.counts[index].astype(np.float32)) * scale
+        mask = torch.from_numpy(np.unpackbits(samples.masks[index], axis=1, count=NUM_ACTIONS).astype(bool))
+        return (
+            x,
+            mask,
+            torch.from_numpy(samples.actions[index].astype(np.int64)),
+            torch.from_numpy(samples.values[index]),
+        )
+
+    def losses(x: Any, mask: Any, actions: Any, values: Any) -> tuple[Any, Any, Any]:
+        logits, value = network.forward(x)
+        logits = logits.masked_fill(~mask, -1e9)
+        policy_loss = torch.nn.functional.cross_entropy(logits, actions)
+        value_loss = torch.nn.functional.binary_cross_entropy_with_logits(value, values)
+        return policy_loss, value_loss, logits
+
+    def evaluate() -> tuple[float, float, float]:
+        if not len(test_index):
+            return 0.0, 0.0, 0.0
+        totals = [0.0, 0.0, 0.0]
+        with torch.no_grad():
+            for begin in range(0, len(test_index), 4096):
+                x, mask, actions, values = batch(test_index[begin : begin + 4096])
+                policy_loss, value_loss, logits = losses(x, mask, actions, values)
+                size = len(actions)
+                totals[0] += float(policy_loss) * size
+                totals[1] += float(value_loss) * size
+                totals[2] += float((logits.argmax(-1) == actions).sum())
+        return totals[0] / len(test_index), totals[1] / len(test_index), totals[2] / len(test_index)
+
+    best: tuple[float, list[Any], tuple[float, float, float]] | None = None
+    steps = epochs * math.ceil(len(train_index) / batch_size)
+    done = 0
+    for _epoch in range(epochs):
+        order = rng.permutation(train_index)
+        for begin in range(0, len(order), batch_size):
+            x, mask, actions, values = batch(order[begin : begin + batch_size])
+            policy_loss, value_loss, _ = losses(x, mask, actions, values)
+            optimizer.zero_grad()
+            (policy_loss + value_weight * value_loss).backward()
+            optimizer.step()
+            done += 1
+            if progress is not None:
+                progress(done, steps)
+        scores = evaluate()
+        if best is None or scores[0] < best[0]:
+            best = (scores[0], [p.detach().clone() for p in network.modules.parameters()], scores)
+    assert best is not None
+    with torch.no_grad():
+        for parameter, kept in zip(network.modules.parameters(), best[1], strict=True):
+            parameter.copy_(kept)
+    policy_loss, value_loss, agreement = best[2]
+    return FitReport(epochs, len(train_index), agreement, policy_loss, value_loss, time.perf_counter() - start)
+
+
+__all__ = ["MASK_BYTES", "FitReport", "Samples", "TorchNetwork", "fit", "from_numpy", "to_numpy"]

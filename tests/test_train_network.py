@@ -1,0 +1,115 @@
+"""The expert-iteration training command (experiments.train_network) and its parts: a smoke run
+of the whole command with a tiny budget, a resume from its checkpoint that finishes the run
+exactly as an uninterrupted one does, labelled self-play data, and the network's torch/numpy
+round trip."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from agents.network import NumpyNetwork
+from biblios_env.actions import NUM_ACTIONS
+from biblios_env.observations import OBSERVATION_SCALE
+from experiments import train_network
+from experiments.network_training import Samples, TorchNetwork, fit, from_numpy, to_numpy
+from experiments.selfplay import SelfPlayConfig, generate, spec
+
+TINY = [
+    "--players", "2", "3", "--iterations", "1", "--bootstrap-games", "3", "--games", "1",
+    "--teacher", "ismcts:iterations=2", "--hidden", "16", "--epochs", "1", "--bootstrap-epochs", "1",
+    "--eval-deals", "1", "--eval-opponents", "value", "random", "--workers", "1", "--no-progress",
+]  # fmt: skip
+
+
+def test_selfplay_labels_the_teachers_moves_and_the_final_win_share() -> None:
+    config = SelfPlayConfig(players=(2, 3), teacher=spec("value"), seed=3)
+    samples = generate(config, range(4))
+    assert len(samples) > 100 and set(samples.players.tolist()) == {2, 3}
+    masks = np.unpackbits(samples.masks, axis=1, count=NUM_ACTIONS).astype(bool)
+    assert masks[np.arange(len(samples)), samples.actions].all(), "every label is a legal action"
+    assert (masks.sum(axis=1) > 1).all(), "forced moves are not recorded"
+    for game in np.unique(samples.games):
+        values = set(samples.values[samples.games == game].tolist())
+        assert values <= {0.0, 0.5, 1 / 3, 1.0}
+    again = generate(config, range(4), workers=2)
+    np.testing.assert_array_equal(again.counts, samples.counts)  # the same data on any number of workers
+
+
+def test_dagger_games_follow_the_learner_where_the_teacher_does_not_play() -> None:
+    """With teacher_share 0 the learner (random) plays; the labels are still the teacher's."""
+    config = SelfPlayConfig(
+        players=(2,), teacher=spec("value"), learner=spec("random"), teacher_share=0.0,
+        opponents=((spec("value"), 1.0),), seed=4,
+    )  # fmt: skip
+    samples = generate(config, range(2))
+    assert 20 < len(samples) < 200  # one learner seat per game, not every seat
+
+
+def test_torch_and_numpy_networks_agree(tmp_path) -> None:
+    torch = pytest.importorskip("torch")
+    config = SelfPlayConfig(players=(2,), teacher=spec("value"), seed=5)
+    samples = generate(config, range(3))
+    network = TorchNetwork((24, 12), value_hidden=8)
+    report = fit(network, samples, epochs=1, held_out=0.34)
+    assert 0.0 <= report.agreement <= 1.0
+    exported = NumpyNetwork.load(to_numpy(network, {"players": [2]}).save(tmp_path / "n.npz"))
+    x = samples.counts[:5].astype(np.float32) * OBSERVATION_SCALE
+    with torch.no_grad():
+        logits, value = network.forward(torch.from_numpy(x))
+    np.testing.assert_allclose(exported.logits(x), logits.numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(exported.predict_value(x), torch.sigmoid(value).numpy(), rtol=1e-4, atol=1e-5)
+    back = from_numpy(exported)
+    with torch.no_grad():
+        np.testing.assert_allclose(back.forward(torch.from_numpy(x))[0].numpy(), logits.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_samples_round_trip(tmp_path) -> None:
+    samples = generate(SelfPlayConfig(players=(2,), teacher=spec("random"), seed=6), range(1))
+    samples.save(tmp_path / "s.npz")
+    again = Samples.load(tmp_path / "s.npz")
+    np.testing.assert_array_equal(again.actions, samples.actions)
+    np.testing.assert_array_equal(again.counts, samples.counts)
+
+
+def test_the_training_command_runs_and_resumes(tmp_path) -> None:
+    """The whole recipe with a tiny budget; then a run interrupted after its bootstrap and resumed
+    ends with the same networks and evaluations as the uninterrupted one."""
+    pytest.importorskip("torch")
+    whole = tmp_path / "whole"
+    assert train_network.main([*TINY, "--out", str(whole)]) == 0
+    for name in ("config.json", "state.json", "eval.csv", "strength.png", "network_0.npz", "network_1.npz",
+                 "best_network.npz", "data/iteration_0.npz", "data/iteration_1.npz"):  # fmt: skip
+        assert (whole / name).is_file(), name
+    rows = list(csv.DictReader((whole / "eval.csv").open()))
+    assert {(r["iteration"], r["players"], r["opponent"]) for r in rows} == {
+        (i, p, o) for i in ("0", "1") for p in ("2", "3") for o in ("value", "random")
+    }
+    network = NumpyNetwork.load(whole / "best_network.npz")
+    assert network.metadata["players"] == [2, 3]
+
+    # Run in two chunks: the bootstrap alone, then resumed for one more iteration.
+    parted = tmp_path / "parted"
+    assert train_network.main([*TINY, "--out", str(parted), "--iterations", "0"]) == 0
+    with pytest.raises(SystemExit, match="other settings: seed"):
+        train_network.main([*TINY, "--out", str(parted), "--resume", "--seed", "9"])
+    assert train_network.main([*TINY, "--out", str(parted), "--resume"]) == 0
+    assert json.loads((parted / "state.json").read_text())["completed"] == 1
+    first = NumpyNetwork.load(whole / "network_1.npz")
+    second = NumpyNetwork.load(parted / "network_1.npz")
+    for (w1, b1), (w2, b2) in zip(first.trunk + first.policy, second.trunk + second.policy, strict=True):
+        np.testing.assert_array_equal(w1, w2)
+        np.testing.assert_array_equal(b1, b2)
+
+    def results(run) -> list[dict[str, str]]:  # everything but the timings
+        return [
+            {k: v for k, v in row.items() if k != "ms_per_decision"}
+            for row in csv.DictReader((run / "eval.csv").open())
+        ]
+
+    assert results(parted) == results(whole)
+    with pytest.raises(SystemExit, match="already holds a run"):
+        train_network.main([*TINY, "--out", str(whole)])
