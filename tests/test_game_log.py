@@ -17,7 +17,17 @@ from hypothesis import strategies as st
 from biblios_env.actions import PASS, PAY_BASE, REFUSE
 from biblios_env.cards import CARD_VALUE, IS_GOLD
 from biblios_env.engine import Decision, Game
-from biblios_env.engine.log import LOG_VERSION, GameLogError, game_digest, load_log, replay, save_log, to_log
+from biblios_env.engine import log as game_log
+from biblios_env.engine.log import (
+    ACTION_LAYOUT,
+    LOG_VERSION,
+    GameLogError,
+    game_digest,
+    load_log,
+    replay,
+    save_log,
+    to_log,
+)
 
 PLAYER_COUNTS: Final = (2, 3, 4)
 PENALTIES: Final = ("standard", "bluffs")
@@ -181,6 +191,8 @@ def test_base_log_replays(log: dict[str, Any], base_game: Game) -> None:
         ("version", LOG_VERSION + 1, "version"),
         ("version", 0, "version"),
         ("version", "1", "version"),
+        ("action_layout", 266, "action_layout"),
+        ("action_layout", None, "action_layout"),
         ("seed", "21", "seed"),
         ("seed", -1, "seed"),
         ("seed", 2.0, "seed"),
@@ -197,7 +209,11 @@ def test_wrong_top_level_value_is_rejected(log: dict[str, Any], field: str, valu
 
 
 @pytest.mark.parametrize(
-    "key", ["format", "version", "config", "seed", "deck_given", "chance", "actions", "num_actions", "digest"]
+    "key",
+    [
+        *("format", "version", "action_layout", "config", "seed"),
+        *("deck_given", "chance", "actions", "num_actions", "digest"),
+    ],
 )
 def test_missing_top_level_key_is_named(log: dict[str, Any], key: str) -> None:
     """Every entry ``to_log`` writes (but the optional result and metadata) must be there."""
@@ -485,7 +501,54 @@ def test_digest_covers_the_position_and_the_generator(base_game: Game) -> None:
 def test_old_version_log_gets_a_clear_error(log: dict[str, Any]) -> None:
     log["version"] = 1
     del log["digest"]
-    assert_log_error(log, "version 1", "older format", f"version {LOG_VERSION}")
+    assert_log_error(log, "version 1", "older format", f"versions [2, {LOG_VERSION}]")
+
+
+# --------------------------------------------------------------------------- the action layout
+def test_log_records_the_action_layout(base_game: Game) -> None:
+    log = to_log(base_game)
+    assert log["version"] == LOG_VERSION == 3
+    assert log["action_layout"] == ACTION_LAYOUT
+    assert ACTION_LAYOUT.startswith("actions-266-")
+
+
+def test_log_for_another_action_layout_is_refused_naming_both(log: dict[str, Any]) -> None:
+    """Checked before any action is replayed: under another table the ids mean other moves."""
+    log["action_layout"] = "actions-266-000000000000"
+    assert_log_error(log, "action layout", "actions-266-000000000000", ACTION_LAYOUT, "CHANGELOG.md")
+
+
+def test_version_2_log_without_an_action_layout_still_replays(log: dict[str, Any], base_game: Game) -> None:
+    """Logs written before the layout was recorded stay readable: their digest checks them."""
+    log["version"] = 2
+    del log["action_layout"]
+    assert_same_game(replay(log), base_game)
+
+
+def test_version_2_log_is_still_checked_by_its_digest(log: dict[str, Any]) -> None:
+    log["version"] = 2
+    del log["action_layout"]
+    log["digest"] = "0" * 64
+    assert_log_error(log, "digest")
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["swap two meanings", "one action more", "another table text"],
+)
+def test_action_layout_changes_with_the_action_table(monkeypatch: pytest.MonkeyPatch, change: str) -> None:
+    """The fingerprint covers what every id means, how many ids there are and the documented table."""
+    if change == "swap two meanings":
+        meanings = {game_log.describe(0): game_log.describe(1), game_log.describe(1): game_log.describe(0)}
+        original = game_log.describe
+        monkeypatch.setattr(game_log, "describe", lambda action: meanings.get(original(action), original(action)))
+    elif change == "one action more":
+        original = game_log.describe
+        monkeypatch.setattr(game_log, "NUM_ACTIONS", game_log.NUM_ACTIONS + 1)
+        monkeypatch.setattr(game_log, "describe", lambda action: "NEW" if action == 266 else original(action))
+    else:
+        monkeypatch.setattr(game_log, "table_markdown", lambda: "| ids | meaning |")
+    assert game_log._action_layout() != ACTION_LAYOUT
 
 
 # --------------------------------------------------------------------------- pathological values

@@ -9,7 +9,12 @@ same actions differently fails loudly with :class:`GameLogError`; so does every 
 log (wrong types, numbers too large to read, nesting too deep), never another exception.
 The metadata (agent names, ...) is not part of the game and is not checked.
 
-Version 2 added the digest; version 1 logs are refused (they cannot be checked).
+A log also records :data:`ACTION_LAYOUT`, the fingerprint of the action table its action ids
+refer to; a log written for another table is refused with a message naming both, before any
+action is replayed (``CHANGELOG.md``, the version rule).
+
+Version 3 added the action layout. Version 2 logs (without it) still replay: their digest
+checks them. Version 1 logs are refused (they have no digest, so they cannot be checked).
 """
 
 from __future__ import annotations
@@ -20,13 +25,15 @@ import reprlib
 from pathlib import Path
 from typing import Any, Final
 
-from biblios_env.actions import NUM_ACTIONS
+from biblios_env.actions import NUM_ACTIONS, describe, table_markdown
 from biblios_env.cards import NUM_CARDS
 from biblios_env.engine.game import Game, IllegalActionError
 from biblios_env.engine.state import State
 
 LOG_FORMAT: Final = "biblios-game-log"
-LOG_VERSION: Final = 2
+LOG_VERSION: Final = 3
+#: The versions :func:`replay` reads: 2 has no action layout (its digest still checks it).
+READABLE_VERSIONS: Final = (2, 3)
 _CONFIG_KEYS: Final = ("num_players", "penalty", "strict_bids", "first_player", "auction_order")
 _CONFIG_TYPES: Final = {
     "num_players": int,
@@ -50,6 +57,26 @@ _DIGEST_FIELDS: Final = (
 #: Python refuses to turn ints of more digits into text (sys.get_int_max_str_digits), so
 #: messages show such ints by size; no log field needs anywhere near this many bits.
 _LARGEST_SHOWN_BITS: Final = 256
+
+
+def _action_layout() -> str:
+    """A short hash of the action table: the number of actions and what every id means.
+
+    The engine-level part of :data:`biblios_env.layout.LAYOUT_FINGERPRINT` (which also hashes
+    the observation, a layer above the engine): a log is a list of action ids, so it depends
+    on this table and on nothing the observation holds.
+    """
+    table = {
+        "num_actions": NUM_ACTIONS,
+        "table": table_markdown(),
+        "meanings": [describe(action) for action in range(NUM_ACTIONS)],
+    }
+    digest = hashlib.sha256(json.dumps(table, sort_keys=True).encode()).hexdigest()
+    return f"actions-{NUM_ACTIONS}-{digest[:12]}"
+
+
+#: Recorded in every log; a log recorded for another action table is refused.
+ACTION_LAYOUT: Final = _action_layout()
 
 
 class GameLogError(ValueError):
@@ -91,6 +118,7 @@ def to_log(game: Game, **metadata: Any) -> dict[str, Any]:
     log: dict[str, Any] = {
         "format": LOG_FORMAT,
         "version": LOG_VERSION,
+        "action_layout": ACTION_LAYOUT,
         "config": dict(game.config),
         "seed": game.seed,
         "deck_given": game.deck_given,
@@ -130,6 +158,8 @@ def load_log(path: str | Path) -> Game:
 def replay(log: dict[str, Any], *, auto_forced: bool = True) -> Game:
     """Rebuild the game a log records, checking every chance outcome, the result and the digest."""
     _check_header(log)
+    if log["version"] >= 3:
+        _check_action_layout(_require(log, "action_layout", str))
     config = _check_config(_require(log, "config", dict))
     deck_given = _require(log, "deck_given", bool)
     seed = _require(log, "seed", int)
@@ -189,13 +219,25 @@ def _check_header(log: object) -> None:
     if log.get("format") != LOG_FORMAT:
         raise GameLogError(f"not a game log: format is {_show(log.get('format'))}, expected {LOG_FORMAT!r}")
     version = log.get("version")
-    if type(version) is int and 1 <= version < LOG_VERSION:
+    if type(version) is int and 1 <= version < READABLE_VERSIONS[0]:
         raise GameLogError(
             f"game log version {version} is an older format, no longer read: it has no digest of the game, so an "
-            f"edited log could replay unnoticed (this version of biblios_env reads version {LOG_VERSION})"
+            f"edited log could replay unnoticed (this version of biblios_env reads versions {list(READABLE_VERSIONS)})"
         )
-    if type(version) is not int or version != LOG_VERSION:
-        raise GameLogError(f"game log version {_show(version)} is not supported (expected {LOG_VERSION})")
+    if type(version) is not int or version not in READABLE_VERSIONS:
+        raise GameLogError(
+            f"game log version {_show(version)} is not supported (expected one of {list(READABLE_VERSIONS)})"
+        )
+
+
+def _check_action_layout(action_layout: str) -> None:
+    """The log's action ids mean what they mean here (the action table is the same)."""
+    if action_layout != ACTION_LAYOUT:
+        raise GameLogError(
+            f"game log was written for action layout {_show(action_layout)}, but this code has {ACTION_LAYOUT!r}: "
+            "its action ids may mean other moves here (see CHANGELOG.md); replay it with the biblios_env version "
+            "that wrote it"
+        )
 
 
 def _check_config(config: dict[str, Any]) -> dict[str, Any]:
