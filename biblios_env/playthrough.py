@@ -37,14 +37,14 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 
 from biblios_env import actions
 from biblios_env.cards import IS_CHURCH, IS_GOLD, NUM_CARDS, gold_value
 from biblios_env.engine import Decision, Game, IllegalActionError, PlayerView, player_view
-from biblios_env.engine.log import game_digest
+from biblios_env.engine.log import ACTION_LAYOUT, game_digest
 from biblios_env.layout import LAYOUT_FINGERPRINT
 from biblios_env.observations import PIECES, Piece, decode
 from biblios_env.pettingzoo_env import raw_env
@@ -61,6 +61,15 @@ class Configuration:
     strict_bids: bool
     first_player: int
     seed: int
+
+    def game_options(self) -> dict[str, Any]:
+        """The options both :class:`~biblios_env.engine.Game` and ``raw_env`` take (not the seed)."""
+        return {
+            "num_players": self.num_players,
+            "penalty": self.penalty,
+            "strict_bids": self.strict_bids,
+            "first_player": self.first_player,
+        }
 
     def options_text(self) -> str:
         return (
@@ -303,13 +312,7 @@ def playthrough(config: Configuration, recorded_actions: Sequence[int] | None = 
     choosing; if one is no longer legal, or they run out before the game ends, the text says
     so there and stops, so the difference is plain in a diff.
     """
-    env = raw_env(
-        config.num_players,
-        render_mode="ansi",
-        penalty=config.penalty,
-        strict_bids=config.strict_bids,
-        first_player=config.first_player,
-    )
+    env = raw_env(render_mode="ansi", **config.game_options())
     env.reset(seed=config.seed)
     game = env.game
     if game is None:
@@ -362,6 +365,7 @@ def _header_lines(config: Configuration) -> list[str]:
         "# (scaled pieces as raw counts; card pieces by card), the legal actions, the action applied and",
         "# the single-option decisions the env then applied by itself.",
         f"layout: {LAYOUT_FINGERPRINT}",
+        f"game log action layout: {ACTION_LAYOUT}",
         "",
     ]
 
