@@ -42,7 +42,17 @@ from typing import Any, Final
 import numpy as np
 
 from biblios_env import actions
-from biblios_env.cards import IS_CHURCH, IS_GOLD, NUM_CARDS, gold_value
+from biblios_env.cards import (
+    CARD_CHURCH,
+    DIE_MAX,
+    DIE_MIN,
+    IS_CHURCH,
+    IS_GOLD,
+    NUM_CARDS,
+    NUM_CATEGORIES,
+    ChurchEffect,
+    gold_value,
+)
 from biblios_env.engine import Decision, Game, IllegalActionError, PlayerView, player_view
 from biblios_env.engine.log import ACTION_LAYOUT, game_digest
 from biblios_env.layout import LAYOUT_FINGERPRINT
@@ -78,17 +88,18 @@ class Configuration:
         )
 
 
-#: Every golden configuration. Seeds were picked so that each game shows a penalty (not possible
-#: with strict bids), a church card resolved, a gold card auctioned and a completed payment.
+#: Every golden configuration. Seeds were picked among 1..79 so that each game shows a penalty
+#: refused by choice (impossible with strict bids), a church card resolved with a die at 1 or 6,
+#: a gold card auctioned and paid for; they also vary the favourite die of the chooser.
 CONFIGURATIONS: Final[tuple[Configuration, ...]] = (
-    Configuration("2p_standard", 2, "standard", False, 0, 1),
-    Configuration("3p_standard", 3, "standard", False, 0, 1),
-    Configuration("4p_standard", 4, "standard", False, 0, 1),
-    Configuration("2p_bluffs", 2, "bluffs", False, 1, 1),
-    Configuration("3p_bluffs", 3, "bluffs", False, 2, 1),
-    Configuration("4p_bluffs", 4, "bluffs", False, 3, 1),
-    Configuration("2p_strict_bids", 2, "standard", True, 0, 1),
-    Configuration("3p_strict_bids", 3, "standard", True, 1, 1),
+    Configuration("2p_standard", 2, "standard", False, 0, 16),
+    Configuration("3p_standard", 3, "standard", False, 0, 8),
+    Configuration("4p_standard", 4, "standard", False, 0, 2),
+    Configuration("2p_bluffs", 2, "bluffs", False, 1, 12),
+    Configuration("3p_bluffs", 3, "bluffs", False, 2, 5),
+    Configuration("4p_bluffs", 4, "bluffs", False, 3, 8),
+    Configuration("2p_strict_bids", 2, "standard", True, 0, 7),
+    Configuration("3p_strict_bids", 3, "standard", True, 1, 4),
 )
 #: Where the golden files live (in the repository's tests).
 DEFAULT_DIRECTORY: Final = Path(__file__).resolve().parent.parent / "tests" / "playthroughs"
@@ -106,16 +117,24 @@ def configuration(name: str) -> Configuration:
 
 
 # ----------------------------------------------------------------------------- choosing actions
+#: The die change of each two-dice church card (RULES §1, §4).
+_TWO_DICE_DELTA: Final = {ChurchEffect.TWO_UP: 1, ChurchEffect.TWO_DOWN: -1}
+
+
 class InterestingChooser:
     """A seeded random legal action, biased towards the moves with rules of their own.
 
     It reads only the acting seat's view, like an agent. Bids are small raises within what
     the bidder can pay, with a one-in-twelve bluff above it (a penalty follows unless strict bids
-    forbid it), and one payment in twenty is refused on purpose.
+    forbid it), and one payment in twenty is refused on purpose. Church cards are mostly used
+    to push one favourite die one way, so that dice reach 1 or 6 and the bounds of RULES §4
+    come into play.
     """
 
     def __init__(self, seed: int) -> None:
         self.random = random.Random(seed)
+        self.favourite_category = seed % NUM_CATEGORIES
+        self.favourite_delta = 1 if (seed // NUM_CATEGORIES) % 2 == 0 else -1
 
     def choose(self, view: PlayerView, legal: list[int]) -> int:
         if len(legal) == 1:
@@ -126,7 +145,7 @@ class InterestingChooser:
         if decision == Decision.PAY:
             return self._pay(legal)
         if decision == Decision.CHURCH:
-            return self._church(legal)
+            return self._church(view, legal)
         if decision == Decision.TAKE:
             return self._take(legal)
         return self._place(view, legal)
@@ -152,11 +171,23 @@ class InterestingChooser:
             return actions.REFUSE
         return self.random.choice(cards)
 
-    def _church(self, legal: list[int]) -> int:
+    def _church(self, view: PlayerView, legal: list[int]) -> int:
         changes = [action for action in legal if action != actions.CHURCH_DECLINE]
         if not changes or self.random.random() < 0.2:
             return actions.CHURCH_DECLINE
+        pushes = [action for action in changes if action in self._pushes(view.church_card)]
+        if pushes and self.random.random() < 0.8:
+            return self.random.choice(pushes)
         return self.random.choice(changes)
+
+    def _pushes(self, church_card: int) -> set[int]:
+        """The church actions that move the favourite die the favourite way (legal or not)."""
+        favourite, delta = self.favourite_category, self.favourite_delta
+        pushes = {actions.church_one(favourite, delta)}
+        if _TWO_DICE_DELTA.get(CARD_CHURCH[church_card]) == delta:
+            others = (category for category in range(NUM_CATEGORIES) if category != favourite)
+            pushes.update(actions.church_two(favourite, other) for other in others)
+        return pushes
 
     def _take(self, legal: list[int]) -> int:
         churches = [action for action in legal if IS_CHURCH[action - actions.TAKE_BASE]]
@@ -261,6 +292,7 @@ class Coverage:
     penalties_forced: int = 0  # REFUSE as the only option: the winner could not pay
     church_changes: int = 0
     church_declines: int = 0
+    church_at_bound: int = 0  # church cards resolved while a die showed 1 or 6 (RULES §4: dice stay in 1..6)
     gold_card_auctions: int = 0
     payments: int = 0
     gold_card_payments: int = 0
@@ -274,7 +306,8 @@ class Coverage:
             f"  penalties: {self.penalties} ({self.penalties_chosen} refused by choice, "
             f"{self.penalties_forced} could not pay)",
             f"  church cards resolved: {self.church_changes + self.church_declines} "
-            f"({self.church_changes} changed dice, {self.church_declines} declined)",
+            f"({self.church_changes} changed dice, {self.church_declines} declined, "
+            f"{self.church_at_bound} with a die at 1 or 6)",
             f"  gold cards auctioned: {self.gold_card_auctions}",
             f"  payments completed: {self.payments} ({self.gold_card_payments} for gold cards)",
         ]
@@ -294,6 +327,7 @@ def coverage(game: Game) -> Coverage:
         elif view.decision == Decision.CHURCH:
             counts.church_declines += action == actions.CHURCH_DECLINE
             counts.church_changes += action != actions.CHURCH_DECLINE
+            counts.church_at_bound += DIE_MIN in view.dice or DIE_MAX in view.dice
         elif action == actions.REFUSE:
             counts.penalties_forced += len(legal) == 1
             counts.penalties_chosen += len(legal) > 1
@@ -340,7 +374,7 @@ def playthrough(config: Configuration, recorded_actions: Sequence[int] | None = 
         else:
             lines.append(f"!! the recorded actions end here, before the game does ({len(recorded_actions)} recorded)")
             return "\n".join(lines) + "\n"
-        applied_before = len(game.history)
+        applied_before, chance_before = len(game.history), len(game.state.chance)
         try:
             env.step(action)
         except IllegalActionError as error:
@@ -350,6 +384,9 @@ def playthrough(config: Configuration, recorded_actions: Sequence[int] | None = 
         forced = game.history[applied_before + 1 :]
         if forced:
             lines.append(f"then forced: {_actions_text(forced)}")
+        lines += [
+            f"chance: {kind} {' '.join(map(str, cards)) or '-'}" for kind, cards in game.state.chance[chance_before:]
+        ]
         step += 1
     if recorded_actions is not None and step < len(recorded_actions):
         lines.append(f"!! the game ended with {len(recorded_actions) - step} recorded actions left unplayed")
@@ -363,7 +400,7 @@ def _header_lines(config: Configuration) -> list[str]:
         "# Written by `python -m biblios_env.playthrough --update`; do not edit by hand (see its docstring).",
         "# Each step: the acting seat, its view (biblios_env.text), its observation's non-zero pieces",
         "# (scaled pieces as raw counts; card pieces by card), the legal actions, the action applied and",
-        "# the single-option decisions the env then applied by itself.",
+        "# the single-option decisions the env then applied by itself, and the chance events that followed.",
         f"layout: {LAYOUT_FINGERPRINT}",
         f"game log action layout: {ACTION_LAYOUT}",
         "",

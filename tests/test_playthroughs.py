@@ -81,8 +81,9 @@ def test_update_writes_what_check_replays() -> None:
 
 @pytest.mark.parametrize("config", CONFIGURATIONS, ids=_IDS)
 def test_golden_game_exercises_every_rule(config: Configuration) -> None:
-    """Each file shows the end of a whole game with a penalty, a church card resolved, a gold
-    card auctioned and payments (RULES §4, §5, §6); strict bids leave no way to default."""
+    """Each file shows a whole game to its scores (RULES §6) with a penalty (§5), church cards
+    resolved, one of them with a die at 1 or 6 (the bounds of §4), and a gold card auctioned and
+    paid for (§5); strict bids leave no way to default."""
     game = _finished_game(config)
     assert game.is_over
     exercised = coverage(game)
@@ -90,7 +91,7 @@ def test_golden_game_exercises_every_rule(config: Configuration) -> None:
         assert exercised.penalties == 0
     else:
         assert exercised.penalties >= 1 and exercised.penalties_chosen >= 1
-    assert exercised.church_changes >= 1
+    assert exercised.church_changes >= 1 and exercised.church_at_bound >= 1
     assert exercised.gold_card_auctions >= 1
     assert exercised.payments >= 1 and exercised.gold_card_payments >= 1
 
