@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import hashlib
 import random
 import re
 import sys
@@ -339,12 +340,16 @@ def coverage(game: Game) -> Coverage:
 
 
 # ----------------------------------------------------------------------------- whole playthrough
-def playthrough(config: Configuration, recorded_actions: Sequence[int] | None = None) -> str:
+def playthrough(
+    config: Configuration, recorded_actions: Sequence[int] | None = None, *, all_seats: bool = False
+) -> str:
     """The text of one configuration's game.
 
     With ``recorded_actions`` (read from a golden file) the game replays them instead of
     choosing; if one is no longer legal, or they run out before the game ends, the text says
-    so there and stops, so the difference is plain in a diff.
+    so there and stops, so the difference is plain in a diff. The other seats' observations
+    are shown as digests (any change to what they see shows at the step it happens), or in
+    full with ``all_seats`` to investigate such a change.
     """
     env = raw_env(render_mode="ansi", **config.game_options())
     env.reset(seed=config.seed)
@@ -356,17 +361,9 @@ def playthrough(config: Configuration, recorded_actions: Sequence[int] | None = 
     step = 0
     while not all(env.terminations.values()):
         agent = env.agent_selection
-        seat = env.possible_agents.index(agent)
-        observed = env.observe(agent)
-        legal = np.flatnonzero(observed["action_mask"]).tolist()
         view = env.view(agent)
-        lines += [
-            f"### step {step}: {agent} to act ({Decision(view.decision).name})",
-            table_text(view),
-            "observation:",
-            *observation_lines(observed["observation"]),
-            legal_text(legal),
-        ]
+        legal = np.flatnonzero(env.observe(agent)["action_mask"]).tolist()
+        lines += _decision_lines(env, step, all_seats)
         if recorded_actions is None:
             action = chooser.choose(view, legal)
         elif step < len(recorded_actions):
@@ -378,20 +375,50 @@ def playthrough(config: Configuration, recorded_actions: Sequence[int] | None = 
         try:
             env.step(action)
         except IllegalActionError as error:
-            lines.append(f"!! recorded action {action} is not legal for {agent} (seat {seat}) here: {error}")
+            lines.append(f"!! recorded action {action} is not legal for {agent} here: {error}")
             return "\n".join(lines) + "\n"
         lines.append(f"{ACTION_PREFIX}{action} {actions.describe(action)}")
-        forced = game.history[applied_before + 1 :]
-        if forced:
-            lines.append(f"then forced: {_actions_text(forced)}")
-        lines += [
-            f"chance: {kind} {' '.join(map(str, cards)) or '-'}" for kind, cards in game.state.chance[chance_before:]
-        ]
+        lines += _consequence_lines(game.history[applied_before + 1 :], game.state.chance[chance_before:])
         step += 1
     if recorded_actions is not None and step < len(recorded_actions):
         lines.append(f"!! the game ended with {len(recorded_actions) - step} recorded actions left unplayed")
     lines += _ending_lines(env, game)
     return "\n".join(lines) + "\n"
+
+
+def _decision_lines(env: raw_env, step: int, all_seats: bool) -> list[str]:
+    """What the acting seat sees and may do; the other seats' observations as digests or in full."""
+    agent = env.agent_selection
+    observed = env.observe(agent)
+    view = env.view(agent)
+    lines = [
+        f"### step {step}: {agent} to act ({Decision(view.decision).name})",
+        table_text(view),
+        "observation:",
+        *observation_lines(observed["observation"]),
+        legal_text(np.flatnonzero(observed["action_mask"]).tolist()),
+    ]
+    others = [other for other in env.possible_agents if other != agent]
+    if all_seats:
+        for other in others:
+            lines += [f"observation of {other}:", *observation_lines(env.observe(other)["observation"])]
+    else:
+        digests = (f"{other} {observation_digest(env.observe(other))}" for other in others)
+        lines.append("other seats' observations (digests): " + ", ".join(digests))
+    return lines
+
+
+def observation_digest(observed: dict[str, np.ndarray]) -> str:
+    """A short hash of an observation and its action mask: equal digests, equal observations."""
+    content = observed["observation"].tobytes() + observed["action_mask"].tobytes()
+    return hashlib.sha256(content).hexdigest()[:10]
+
+
+def _consequence_lines(forced: Sequence[int], chance: Sequence[tuple[str, Sequence[int]]]) -> list[str]:
+    """The single-option decisions the env applied after an action, and the chance events."""
+    lines = [f"then forced: {_actions_text(forced)}"] if forced else []
+    lines += [f"chance: {kind} {' '.join(map(str, cards)) or '-'}" for kind, cards in chance]
+    return lines
 
 
 def _header_lines(config: Configuration) -> list[str]:
@@ -401,6 +428,8 @@ def _header_lines(config: Configuration) -> list[str]:
         "# Each step: the acting seat, its view (biblios_env.text), its observation's non-zero pieces",
         "# (scaled pieces as raw counts; card pieces by card), the legal actions, the action applied and",
         "# the single-option decisions the env then applied by itself, and the chance events that followed.",
+        "# The other seats' observations are digests; `python -m biblios_env.playthrough NAME --all-seats`",
+        "# prints them in full.",
         f"layout: {LAYOUT_FINGERPRINT}",
         f"game log action layout: {ACTION_LAYOUT}",
         "",
@@ -480,6 +509,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--update", action="store_true", help="rewrite every golden file")
     mode.add_argument("--check", action="store_true", help="exit 1 with a unified diff if any golden file differs")
+    parser.add_argument("--all-seats", action="store_true", help="with NAME: every seat's observation in full")
     parser.add_argument("--directory", type=Path, default=DEFAULT_DIRECTORY, help="the golden files' folder")
     arguments = parser.parse_args(argv)
     if arguments.update:
@@ -490,7 +520,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _check_all(arguments.directory)
     if arguments.name is None:
         parser.error("give a configuration name, --update or --check")
-    print(playthrough(configuration(arguments.name)), end="")
+    print(playthrough(configuration(arguments.name), all_seats=arguments.all_seats), end="")
     return 0
 
 
