@@ -347,9 +347,9 @@ def playthrough(
 
     With ``recorded_actions`` (read from a golden file) the game replays them instead of
     choosing; if one is no longer legal, or they run out before the game ends, the text says
-    so there and stops, so the difference is plain in a diff. The other seats' observations
-    are shown as digests (any change to what they see shows at the step it happens), or in
-    full with ``all_seats`` to investigate such a change.
+    so there and stops, so the difference is plain in a diff. The other seats' views and
+    observations are shown as digests (any change to what they see shows at the step it
+    happens), or in full with ``all_seats`` to investigate such a change.
     """
     env = raw_env(render_mode="ansi", **config.game_options())
     env.reset(seed=config.seed)
@@ -387,7 +387,7 @@ def playthrough(
 
 
 def _decision_lines(env: raw_env, step: int, all_seats: bool) -> list[str]:
-    """What the acting seat sees and may do; the other seats' observations as digests or in full."""
+    """What the acting seat sees and may do; what the other seats see, as digests or in full."""
     agent = env.agent_selection
     observed = env.observe(agent)
     view = env.view(agent)
@@ -401,17 +401,21 @@ def _decision_lines(env: raw_env, step: int, all_seats: bool) -> list[str]:
     others = [other for other in env.possible_agents if other != agent]
     if all_seats:
         for other in others:
-            lines += [f"observation of {other}:", *observation_lines(env.observe(other)["observation"])]
+            observation = env.observe(other)["observation"]
+            lines += [f"view of {other}:", table_text(env.view(other)), f"observation of {other}:"]
+            lines += observation_lines(observation)
     else:
-        digests = (f"{other} {observation_digest(env.observe(other))}" for other in others)
-        lines.append("other seats' observations (digests): " + ", ".join(digests))
+        digests = (f"{other} {seat_digest(env, other)}" for other in others)
+        lines.append("other seats' views and observations (digests): " + ", ".join(digests))
     return lines
 
 
-def observation_digest(observed: dict[str, np.ndarray]) -> str:
-    """A short hash of an observation and its action mask: equal digests, equal observations."""
-    content = observed["observation"].tobytes() + observed["action_mask"].tobytes()
-    return hashlib.sha256(content).hexdigest()[:10]
+def seat_digest(env: raw_env, agent: str) -> str:
+    """A short hash of ``agent``'s rendered view, observation and action mask: equal digests,
+    equal views and observations (``--all-seats`` shows them in full)."""
+    observed = env.observe(agent)
+    content = table_text(env.view(agent)).encode() + observed["observation"].tobytes()
+    return hashlib.sha256(content + observed["action_mask"].tobytes()).hexdigest()[:10]
 
 
 def _consequence_lines(forced: Sequence[int], chance: Sequence[tuple[str, Sequence[int]]]) -> list[str]:
@@ -428,8 +432,8 @@ def _header_lines(config: Configuration) -> list[str]:
         "# Each step: the acting seat, its view (biblios_env.text), its observation's non-zero pieces",
         "# (scaled pieces as raw counts; card pieces by card), the legal actions, the action applied and",
         "# the single-option decisions the env then applied by itself, and the chance events that followed.",
-        "# The other seats' observations are digests; `python -m biblios_env.playthrough NAME --all-seats`",
-        "# prints them in full.",
+        "# The other seats' views and observations are digests; `python -m biblios_env.playthrough NAME",
+        "# --all-seats` prints them in full.",
         f"layout: {LAYOUT_FINGERPRINT}",
         f"game log action layout: {ACTION_LAYOUT}",
         "",
