@@ -1,0 +1,490 @@
+"""The fast full-information policy that plays every seat inside the search's simulations.
+
+:class:`RolloutPolicy` chooses an action for whoever is to act in a complete (determinized)
+state, stepping the raw rules functions with no :class:`~biblios_env.engine.Game` and no player
+views: the search agent (:mod:`agents.ismcts`) runs millions of its decisions, so it is a cheap
+cousin of the ``value`` heuristic (:mod:`agents.card_values`) reading the whole state.
+:class:`Race` holds one position's category races (every seat's totals, letters and spreads).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Final
+
+from agents.card_values import assignment_patterns, cards_affordable, church_options
+from biblios_env.actions import BID_BASE, CHURCH_DECLINE, MAX_BID, PASS, PAY_BASE, REFUSE, TAKE_BASE
+from biblios_env.cards import CARD_CATEGORY, CARD_LETTER, CARD_VALUE, IS_GOLD, NUM_CATEGORIES
+from biblios_env.engine import rules
+from biblios_env.engine.scoring import NO_LETTER
+from biblios_env.engine.state import NO_CARD, Decision, Phase, State
+
+_CATEGORIES: Final = range(NUM_CATEGORIES)
+_CATEGORY_TOTAL: Final = tuple(sum(CARD_VALUE[9 * c + k] for k in range(9)) for c in _CATEGORIES)
+_MEAN_VALUE: Final = tuple(total / 9 for total in _CATEGORY_TOTAL)
+_PLACE, _TAKE, _CHURCH, _BID, _PAY = Decision.PLACE, Decision.TAKE, Decision.CHURCH, Decision.BID, Decision.PAY
+_NONE = Decision.NONE
+
+
+def _logistic(z: float) -> float:
+    if z < -20.0:
+        return 0.0
+    return 1.0 / (1.0 + math.exp(-1.7 * z))
+
+
+class Race:
+    """Category totals, letters and spreads of one position (full information)."""
+
+    __slots__ = ("dice", "future", "letters", "n", "rival", "sigma", "tie", "totals")
+
+    def __init__(self, state: State, sigma_base: float, sigma_scale: float, tie_margin: float, dead: list[int]) -> None:
+        n = self.n = state.num_players
+        totals = [[0] * NUM_CATEGORIES for _ in range(n)]
+        letters = [[NO_LETTER] * NUM_CATEGORIES for _ in range(n)]
+        in_hands = [0] * NUM_CATEGORIES
+        for seat, hand in enumerate(state.hands):
+            seat_totals, seat_letters = totals[seat], letters[seat]
+            for card in hand:
+                category = CARD_CATEGORY[card]
+                if category >= 0:
+                    value = CARD_VALUE[card]
+                    seat_totals[category] += value
+                    in_hands[category] += value
+                    if CARD_LETTER[card] < seat_letters[category]:
+                        seat_letters[category] = CARD_LETTER[card]
+        kept = state.kept_card
+        if kept != NO_CARD and CARD_CATEGORY[kept] >= 0:
+            category = CARD_CATEGORY[kept]
+            totals[state.active_player][category] += CARD_VALUE[kept]
+            in_hands[category] += CARD_VALUE[kept]
+            if CARD_LETTER[kept] < letters[state.active_player][category]:
+                letters[state.active_player][category] = CARD_LETTER[kept]
+        self.totals, self.letters = totals, letters
+        self.future = future = [_CATEGORY_TOTAL[c] - in_hands[c] - dead[c] for c in _CATEGORIES]
+        self.sigma = [sigma_base + sigma_scale * math.sqrt(max(0, future[c]) * _MEAN_VALUE[c]) for c in _CATEGORIES]
+        self.dice = state.dice
+        self.rival = 1.0 / (n - 1)
+        self.tie = tie_margin
+
+    def best_other(self, seat: int, category: int) -> tuple[int, int]:
+        """The best total and best letter among the other seats in ``category``."""
+        best, letter = 0, NO_LETTER
+        for other in range(self.n):
+            if other != seat:
+                total = self.totals[other][category]
+                if total > best:
+                    best = total
+                other_letter = self.letters[other][category]
+                if other_letter < letter:
+                    letter = other_letter
+        return best, letter
+
+    def p_win(self, category: int, total: int, letter: int, best: int, best_letter: int) -> float:
+        if total <= 0:
+            if best <= 0 and self.future[category] <= 0:
+                return 0.0
+            tie = -self.tie
+        else:
+            tie = self.tie if letter < best_letter else -self.tie
+        return _logistic((total - best + tie) / self.sigma[category])
+
+    def scale(self, category: int) -> float:
+        return self.dice[category] * (1.0 + self.rival)
+
+    def gain(self, seat: int, card: int) -> float:
+        """Utility for ``seat`` of receiving category card ``card``."""
+        category = CARD_CATEGORY[card]
+        total, letter = self.totals[seat][category], self.letters[seat][category]
+        best, best_letter = self.best_other(seat, category)
+        before = self.p_win(category, total, letter, best, best_letter)
+        after = self.p_win(category, total + CARD_VALUE[card], min(letter, CARD_LETTER[card]), best, best_letter)
+        return self.scale(category) * (after - before)
+
+    def harm(self, seat: int, card: int) -> float:
+        """Utility ``seat`` loses when the strongest-hit opponent receives category card ``card``."""
+        category = CARD_CATEGORY[card]
+        total, letter = self.totals[seat][category], self.letters[seat][category]
+        best, best_letter = self.best_other(seat, category)
+        before = self.p_win(category, total, letter, best, best_letter)
+        worst = before
+        value, card_letter = CARD_VALUE[card], CARD_LETTER[card]
+        for other in range(self.n):
+            if other != seat:
+                bumped = self.totals[other][category] + value
+                after = self.p_win(category, total, letter, max(best, bumped), min(best_letter, card_letter))
+                if after < worst:
+                    worst = after
+        return self.scale(category) * (before - worst)
+
+    def loss(self, seat: int, card: int, hand: list[int]) -> float:
+        """Utility ``seat`` loses by giving up category card ``card`` from ``hand``."""
+        category = CARD_CATEGORY[card]
+        total, letter = self.totals[seat][category], self.letters[seat][category]
+        rest_letter = NO_LETTER
+        for other in hand:
+            if other != card and CARD_CATEGORY[other] == category and CARD_LETTER[other] < rest_letter:
+                rest_letter = CARD_LETTER[other]
+        best, best_letter = self.best_other(seat, category)
+        before = self.p_win(category, total, letter, best, best_letter)
+        after = self.p_win(category, total - CARD_VALUE[card], rest_letter, best, best_letter)
+        return self.scale(category) * (before - after)
+
+    def die_weight(self, seat: int, category: int) -> float:
+        """Utility for ``seat`` of raising ``category``'s die by one."""
+        total = self.totals[seat][category]
+        best, best_letter = self.best_other(seat, category)
+        p = self.p_win(category, total, self.letters[seat][category], best, best_letter)
+        live = 1.0 if total > 0 or best > 0 or self.future[category] > 0 else 0.0
+        return (1.0 + self.rival) * p - self.rival * live
+
+
+class RolloutPolicy:
+    """The rollout policy: chooses an action for whoever is to act in a full state.
+
+    It is a cheap cousin of the ``value`` heuristic (:mod:`agents.card_values`) that reads
+    the whole (determinized) state:
+
+    * **Category races.** For each category, every seat's total and best letter; the value
+      still to come (cards in no hand, not discarded or removed) sets the spread of the race,
+      ``sigma_base + sigma_scale * sqrt(future value * mean card value)``. A seat's chance to
+      win a category is a logistic curve of its lead over the best other total (±
+      ``tie_margin`` for the letter tie-break). A card's *gain* for a seat is the die times the
+      change in that chance (times ``1 + r``, ``r = 1 / (players - 1)``); its *harm* is what
+      the seat loses if the opponent it hurts most gets the card.
+    * **Gold** is worth ``gold_value`` per coin during the gifts; during the auctions a coin
+      is worth ``capture * (cards left to auction + 1) / gold in hand`` (bounded by
+      ``min_coin_value`` and ``max_coin_value``).
+    * **Placements** take the actual next cards of the gift turn (the state is a sample
+      already) and pick the best assignment of the turn's cards to keep / auction pile /
+      common area, worth ``gain``, ``auction_share * gain - (1 - auction_share) * harm`` and
+      ``-harm``.
+    * **Takes**: the best ``gain + denial * harm``. **Bids**: raise by one while the price
+      stays within ``(gain + denial * harm) / coin value`` (times a noise factor in
+      ``[1 - bid_noise, 1 + bid_noise]``, drawn once per bidder and auction) and within what
+      the seat can pay; for a gold card the limit is the number of cards whose losses stay
+      below its gain (no denial term, as the value heuristic). **Payments**: the gold that
+      overpays least, or the least useful cards for a gold card. **Church cards**: the die
+      changes that help the owner most.
+
+    It never bluffs, so it never refuses a payment it can make. It is the search's model of
+    both seats, so its defaults are calibrated to the value heuristic (the heuristic's race
+    spreads, and a ``capture`` that matches its mean coin value during the auctions): on
+    value-vs-value games its bid limits then match the heuristic's within a coin or so and
+    its bids agree with the heuristic's about four times in five.
+    """
+
+    def __init__(
+        self,
+        *,
+        sigma_base: float = 1.3,
+        sigma_scale: float = 1.7,
+        tie_margin: float = 0.4,
+        gold_value: float = 0.3,
+        capture: float = 0.3,
+        min_coin_value: float = 0.05,
+        max_coin_value: float = 2.0,
+        auction_share: float = 0.45,
+        denial: float = 0.6,
+        church_value: float = 0.3,
+        bid_noise: float = 0.25,
+        coin_vp: float = 0.5,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.sigma_base = sigma_base
+        self.sigma_scale = sigma_scale
+        self.tie_margin = tie_margin
+        self.gold_value = gold_value
+        self.capture = capture
+        self.min_coin_value = min_coin_value
+        self.max_coin_value = max_coin_value
+        self.auction_share = auction_share
+        self.denial = denial
+        self.church_value = church_value
+        self.bid_noise = bid_noise
+        self.coin_vp = coin_vp
+        self.rng = rng if rng is not None else random.Random(0)
+        self.reset()
+
+    # ------------------------------------------------------------------ helpers
+    @staticmethod
+    def dead_values(state: State) -> list[int]:
+        """Category value out of the game for good: removed and discarded cards."""
+        dead = [0] * NUM_CATEGORIES
+        for pile in (state.removed, state.discard):
+            for card in pile:
+                category = CARD_CATEGORY[card]
+                if category >= 0:
+                    dead[category] += CARD_VALUE[card]
+        return dead
+
+    def race(self, state: State, dead: list[int] | None = None) -> Race:
+        return Race(
+            state,
+            self.sigma_base,
+            self.sigma_scale,
+            self.tie_margin,
+            self.dead_values(state) if dead is None else dead,
+        )
+
+    def coin_value(self, state: State, seat: int) -> float:
+        if state.phase != Phase.AUCTION:
+            return self.gold_value
+        gold = 0
+        for card in state.hands[seat]:
+            if IS_GOLD[card]:
+                gold += CARD_VALUE[card]
+        value = self.capture * (len(state.auction_pile) + 1) / max(gold, 1)
+        return min(self.max_coin_value, max(self.min_coin_value, value))
+
+    def gain(self, race: Race, state: State, seat: int, card: int, coin: float) -> float:
+        if CARD_CATEGORY[card] >= 0:
+            return race.gain(seat, card)
+        if IS_GOLD[card]:
+            return coin * CARD_VALUE[card]
+        return self.church_gain(race, seat, card, state.dice)
+
+    def harm(self, race: Race, seat: int, card: int, coin: float) -> float:
+        if CARD_CATEGORY[card] >= 0:
+            return race.harm(seat, card)
+        if IS_GOLD[card]:
+            return race.rival * coin * CARD_VALUE[card]
+        return 0.5 * self.church_value
+
+    def church_gain(self, race: Race, seat: int, card: int, dice: list[int]) -> float:
+        return max(0.0, self.church_choice(race, seat, card, dice)[1])
+
+    def church_choice(self, race: Race, seat: int, card: int, dice: list[int]) -> tuple[int, float]:
+        weights = [race.die_weight(seat, c) for c in _CATEGORIES]
+        best_action, best_value = CHURCH_DECLINE, 0.0
+        for action, deltas in church_options(card, dice):
+            value = sum(delta * weights[c] for c, delta in deltas)
+            if value > best_value + 1e-12:
+                best_action, best_value = action, value
+        return best_action, best_value
+
+    def payment_card(self, state: State, race: Race | None = None) -> int:
+        """The next payment card, or -1 when the payment cannot be completed."""
+        seat = state.current_player
+        hand = state.hands[seat]
+        if IS_GOLD[state.auction_card]:
+            if len(hand) < state.high_bid - len(state.payment):
+                return -1
+            if race is None:
+                race = self.race(state)
+            coin = self.coin_value(state, seat)
+            best, choice = math.inf, -1
+            for card in hand:
+                cost = (
+                    race.loss(seat, card, hand)
+                    if CARD_CATEGORY[card] >= 0
+                    else (coin * CARD_VALUE[card] if IS_GOLD[card] else 0.0)
+                )
+                if cost < best:
+                    best, choice = cost, card
+            return choice
+        need = state.high_bid - state.payment_value
+        counts = [0, 0, 0, 0]
+        for card in hand:
+            if IS_GOLD[card]:
+                counts[CARD_VALUE[card]] += 1
+        if counts[1] + 2 * counts[2] + 3 * counts[3] < need:
+            return -1
+        best_rank: tuple[int, int] | None = None
+        plan = (0, 0, 0)
+        for threes in range(min(counts[3], (need + 2) // 3) + 1):
+            for twos in range(min(counts[2], max(0, need - 3 * threes + 1) // 2) + 1):
+                ones = max(0, need - 3 * threes - 2 * twos)
+                if ones > counts[1]:
+                    continue
+                rank = (ones + 2 * twos + 3 * threes, ones + twos + threes)
+                if best_rank is None or rank < best_rank:
+                    best_rank, plan = rank, (ones, twos, threes)
+        value = 3 if plan[2] else 2 if plan[1] else 1
+        for card in hand:
+            if IS_GOLD[card] and CARD_VALUE[card] == value:
+                return card
+        return -1  # pragma: no cover - the plan only uses cards in hand
+
+    # ------------------------------------------------------------------ the policy
+    def action(self, state: State, dead: list[int] | None = None) -> int:
+        """The policy's action at the current decision (never REFUSE unless it cannot pay)."""
+        decision = state.decision
+        if decision == _BID:
+            key = (len(state.auction_pile), state.auction_card, state.current_player, state.excluded.count(True))
+            limit = self._bid_limits.get(key)
+            if limit is None:
+                limit = self._bid_limits[key] = self.bid_limit(state, self.cached_race(state, dead))
+            wanted = state.high_bid + 1
+            return BID_BASE + wanted if wanted <= limit else PASS
+        if decision == _PLACE:
+            planned = self._planned
+            if planned and planned[0] == (state.drawn_card, len(state.draw_pile), state.active_player):
+                slot = planned[1]
+                if state.quota[slot]:
+                    self._planned = planned[2]
+                    return slot
+            return self.place(state, self.cached_race(state, dead))
+        if decision == _TAKE:
+            race = self.cached_race(state, dead)
+            seat = state.current_player
+            coin = self.coin_value(state, seat)
+            best, choice = -math.inf, state.common_area[0]
+            for card in state.common_area:
+                value = self.gain(race, state, seat, card, coin) + self.denial * self.harm(race, seat, card, coin)
+                if value > best:
+                    best, choice = value, card
+            return TAKE_BASE + choice
+        if decision == _PAY:
+            card = self.payment_card(state, None if not IS_GOLD[state.auction_card] else self.cached_race(state, dead))
+            return REFUSE if card < 0 else PAY_BASE + card
+        if decision == _CHURCH:
+            race = self.cached_race(state, dead)
+            return self.church_choice(race, state.current_player, state.church_card, state.dice)[0]
+        raise ValueError(f"no decision to make: the game is over (decision {decision!r})")
+
+    def cached_race(self, state: State, dead: list[int] | None) -> Race:
+        """The race of this position, reused while no card changed hands and no die moved."""
+        hands = state.hands
+        key = (
+            len(state.discard),
+            len(state.draw_pile),
+            len(state.auction_pile),
+            state.kept_card,
+            *[len(hand) for hand in hands],
+            *state.dice,
+        )
+        if self._race_key == key and self._race is not None:
+            return self._race
+        race = self.race(state, dead)
+        self._race, self._race_key = race, key
+        return race
+
+    def reset(self) -> None:
+        """Forget the caches (call before stepping a new state)."""
+        self._race: Race | None = None
+        self._race_key: tuple[int, ...] | None = None
+        self._bid_limits: dict[tuple[int, int, int, int], int] = {}
+        self._planned: tuple | None = None
+
+    def place(self, state: State, race: Race) -> int:
+        seat = state.active_player
+        coin = self.gold_value
+        quota = state.quota
+        count = quota[0] + quota[1] + quota[2]
+        cards = [state.drawn_card]
+        pile = state.draw_pile
+        cards.extend(pile[-1 - i] for i in range(min(count - 1, len(pile))))
+        share = self.auction_share
+        rows = []
+        for card in cards:
+            gain = self.gain(race, state, seat, card, coin)
+            harm = self.harm(race, seat, card, coin)
+            rows.append((gain, share * gain - (1.0 - share) * harm, -harm))
+        best, best_pattern = -math.inf, (0,)
+        for pattern in assignment_patterns((quota[0], quota[1], quota[2])):
+            value = 0.0
+            for row, slot_of in zip(rows, pattern, strict=False):
+                value += row[slot_of]
+            if value > best:
+                best, best_pattern = value, pattern
+        # Remember the rest of the plan: the next cards of this turn are known in a rollout.
+        planned = None
+        for index in range(len(cards) - 1, 0, -1):
+            planned = ((cards[index], len(pile) - index, seat), best_pattern[index], planned)
+        self._planned = planned
+        return best_pattern[0]
+
+    def bid_limit(self, state: State, race: Race) -> int:
+        seat = state.current_player
+        card = state.auction_card
+        hand = state.hands[seat]
+        coin = self.coin_value(state, seat)
+        noise = 1.0 - self.bid_noise + 2.0 * self.bid_noise * self.rng.random() if self.bid_noise else 1.0
+        if IS_GOLD[card]:
+            costs = (
+                race.loss(seat, other, hand)
+                if CARD_CATEGORY[other] >= 0
+                else (coin * CARD_VALUE[other] if IS_GOLD[other] else 0.0)
+                for other in hand
+            )
+            return min(cards_affordable(self.gain(race, state, seat, card, coin) * noise, costs), MAX_BID)
+        value = (self.gain(race, state, seat, card, coin) + self.denial * self.harm(race, seat, card, coin)) * noise
+        if value <= 0:
+            return 0
+        gold = 0
+        for other in hand:
+            if IS_GOLD[other]:
+                gold += CARD_VALUE[other]
+        return min(int(value / coin), gold, MAX_BID)
+
+    def rollout(self, state: State, horizon: int | None = None) -> int:
+        """Play the state on with the policy, to the end or (with ``horizon``) until that many
+        gift turns or auctions have ended; returns the number of decisions applied."""
+        apply = rules.apply
+        action = self.action
+        dead = self.dead_values(state)
+        discarded = len(state.discard)
+        steps = 0
+        self.reset()
+        marker = round_marker(state)
+        rounds = 0
+        while state.decision != _NONE:
+            if horizon is not None:
+                now = round_marker(state)
+                if now != marker:
+                    marker = now
+                    rounds += 1
+                    if rounds >= horizon:
+                        break
+            discard = state.discard
+            if len(discard) != discarded:
+                for card in discard[discarded:]:
+                    if CARD_CATEGORY[card] >= 0:
+                        dead[CARD_CATEGORY[card]] += CARD_VALUE[card]
+                discarded = len(discard)
+            apply(state, action(state, dead))
+            steps += 1
+        return steps
+
+    def evaluate(self, state: State, temperature: float = 2.0) -> list[float]:
+        """Per seat, a win chance in [0, 1] from the expected VP lead: the dice of the
+        categories weighted by each seat's chance to win them, plus its gold at a coin value
+        in VP (the VP still to buy at auction, shared over all the gold in hands)."""
+        if state.decision == _NONE:
+            winners = state.winners
+            return [1.0 / len(winners) if seat in winners else 0.0 for seat in range(state.num_players)]
+        race = self.race(state)
+        n = state.num_players
+        golds = [0] * n
+        for seat, hand in enumerate(state.hands):
+            for card in hand:
+                if IS_GOLD[card]:
+                    golds[seat] += CARD_VALUE[card]
+        total_gold = sum(golds)
+        future = sum(race.future[c] / _CATEGORY_TOTAL[c] * state.dice[c] for c in _CATEGORIES)
+        coin_vp = self.coin_vp * future / max(total_gold, 1)
+        expected = []
+        for seat in range(n):
+            vp = coin_vp * golds[seat]
+            for category in _CATEGORIES:
+                best, best_letter = race.best_other(seat, category)
+                vp += state.dice[category] * race.p_win(
+                    category, race.totals[seat][category], race.letters[seat][category], best, best_letter
+                )
+            expected.append(vp)
+        values = []
+        for seat in range(n):
+            lead = expected[seat] - max(expected[other] for other in range(n) if other != seat)
+            values.append(0.5 + 0.5 * math.tanh(lead / temperature))
+        return values
+
+
+def round_marker(state: State) -> tuple[int, int]:
+    """Changes when a gift turn or an auction ends."""
+    if state.phase == Phase.GIFT:
+        return (0, state.active_player)
+    return (1, len(state.auction_pile))
+
+
+__all__ = ["Race", "RolloutPolicy", "round_marker"]
