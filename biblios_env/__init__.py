@@ -3,24 +3,91 @@
 ``env()`` / ``raw_env()`` build the PettingZoo environment; the rules engine lives in
 :mod:`biblios_env.engine`, the action table in :mod:`biblios_env.actions` and the
 observation layout in :mod:`biblios_env.observations`.
+
+Importing this package loads nothing but this file (Python runs it before any submodule, so it
+belongs to the lowest layer): the names below are imported on first use (PEP 562), and
+``import biblios_env.engine`` runs without PettingZoo or Gymnasium (``tests/test_architecture.py``
+checks it in a fresh interpreter). ``import biblios_env``
+still registers ``"biblios/Biblios-v1"`` with PettingZoo's registry: at once if PettingZoo is
+already imported, else the moment it is.
 """
 
-from biblios_env.engine import Game, IllegalActionError
-from biblios_env.layout import ENV_ID, LAYOUT_FINGERPRINT
-from biblios_env.pettingzoo_env import env, raw_env
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+from types import ModuleType
+from typing import Any
 
 __version__ = "0.1.0"
+
+#: The package's public names and the module each comes from.
+_HOMES = {
+    "ENV_ID": "biblios_env.layout",
+    "LAYOUT_FINGERPRINT": "biblios_env.layout",
+    "Game": "biblios_env.engine",
+    "IllegalActionError": "biblios_env.engine",
+    "env": "biblios_env.pettingzoo_env",
+    "raw_env": "biblios_env.pettingzoo_env",
+}
 
 __all__ = ["ENV_ID", "LAYOUT_FINGERPRINT", "Game", "IllegalActionError", "env", "raw_env"]
 
 
-def _register() -> None:
+def __getattr__(name: str) -> Any:
+    """Import a public name from its home module on first use (PEP 562)."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'biblios_env' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})
+
+
+def _register(pettingzoo: ModuleType) -> None:
     """Register with PettingZoo's registry (PettingZoo >= 1.27) so ``pettingzoo.make`` finds us."""
-    import pettingzoo
+    from biblios_env.layout import ENV_ID
 
     registry = getattr(pettingzoo, "aec_registry", None)
     if registry is not None and ENV_ID not in registry:
         pettingzoo.register("aec", ENV_ID, entry_point="biblios_env.pettingzoo_env:env")
 
 
-_register()
+class _RegisterWhenPettingZooLoads(importlib.abc.MetaPathFinder):
+    """A one-shot import hook: when ``pettingzoo`` is imported, register the env right after
+    its module has run. Nothing else is touched: the hook finds PettingZoo's module with the
+    ordinary finders, leaves its loader in place and removes itself on first use."""
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname != "pettingzoo":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        loader = spec.loader if spec is not None else None
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        run_module = loader.exec_module
+
+        def run_and_register(module: ModuleType) -> None:
+            run_module(module)
+            _register(module)
+
+        loader.exec_module = run_and_register  # type: ignore[method-assign]  # this spec's own loader
+        return spec
+
+
+def _register_with_pettingzoo() -> None:
+    """Register now if PettingZoo is loaded, else as soon as it is (never import it here)."""
+    if "pettingzoo" in sys.modules:
+        _register(sys.modules["pettingzoo"])
+    elif not any(isinstance(finder, _RegisterWhenPettingZooLoads) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _RegisterWhenPettingZooLoads())
+
+
+_register_with_pettingzoo()

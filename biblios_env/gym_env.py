@@ -88,8 +88,8 @@ from biblios_env.engine.game import Game, IllegalActionError, check_seed
 from biblios_env.engine.setup import check_num_players
 from biblios_env.engine.views import player_view
 from biblios_env.layout import GYM_ENV_ID
-from biblios_env.pettingzoo_env import RESET_OPTIONS, known_reset_options, raw_env
-from biblios_env.text import FULL_TABLE, Viewer, game_text, render
+from biblios_env.pettingzoo_env import RESET_OPTIONS, known_reset_options, raw_env, render_output
+from biblios_env.text import FULL_TABLE, Viewer, game_text
 
 ILLEGAL_ACTIONS: Final = ("raise", "forfeit")
 #: Keys ``reset(options=...)`` accepts besides the PettingZoo env's (``deck``, ``auction_order``, ``first_player``).
@@ -386,7 +386,7 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         """The learner's seat's table, or the full table with ``render_view="table"``."""
         game = self._game
         viewer: Viewer = FULL_TABLE if self.render_view == FULL_TABLE else self.learner_seat
-        return render(lambda: game_text(game, viewer), self.render_mode)
+        return render_output(lambda: game_text(game, viewer), self.render_mode)
 
     def close(self) -> None:
         for env in self.envs.values():

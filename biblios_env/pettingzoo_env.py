@@ -54,9 +54,10 @@ completes; RULES §5); v0 — first release.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
+import gymnasium
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
@@ -69,7 +70,7 @@ from biblios_env.engine.setup import check_num_players, check_seat
 from biblios_env.engine.views import PlayerView, player_view
 from biblios_env.layout import ENV_NAME, LAYOUT_FINGERPRINT
 from biblios_env.observations import MAX_PLAYERS, OBSERVATION_SIZE, SLICES, encode_state
-from biblios_env.text import FULL_TABLE, Viewer, game_text, render
+from biblios_env.text import FULL_TABLE, Viewer, game_text
 
 REWARDS: Final = ("win", "vp")
 RESET_OPTIONS: Final = ("deck", "auction_order", "first_player")
@@ -102,6 +103,19 @@ def known_reset_options(options: object, known: Sequence[str]) -> dict[str, Any]
     if unknown:
         warnings.warn(f"ignoring unknown reset option(s) {unknown}; this env reads {list(known)}", stacklevel=3)
     return {key: value for key, value in options.items() if key in known}
+
+
+def render_output(text_of: Callable[[], str], render_mode: str | None) -> str | None:
+    """The environments' ``render()``: ``"ansi"`` returns the text, ``"human"`` prints it, and
+    without a render mode Gymnasium's warning is logged (the text is not even built)."""
+    if render_mode is None:
+        gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'.")
+        return None
+    text = text_of()
+    if render_mode == "human":
+        print(text)
+        return None
+    return text
 
 
 def check_render_view(render_view: object, num_players: int) -> int | str:
@@ -294,7 +308,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     def render(self) -> str | None:
         """The table as ``render_view`` chose: the acting seat's view, one seat's, or the full table."""
         game = self._require_game()
-        return render(lambda: game_text(game, self._render_viewer(game)), self.render_mode)
+        return render_output(lambda: game_text(game, self._render_viewer(game)), self.render_mode)
 
     def _render_viewer(self, game: Game) -> Viewer:
         if self.render_view == CURRENT_SEAT:

@@ -11,10 +11,8 @@ Two views of the table, one render path (:func:`game_text`):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Final, Literal
-
-import gymnasium
 
 from biblios_env.actions import describe
 from biblios_env.cards import CATEGORY_NAMES, card_name, gold_value
@@ -151,17 +149,4 @@ def game_text(game: Game, viewer: Viewer) -> str:
     if game.is_over:
         state = game.state
         text += f"\nFinal VP: {state.vp}; winners: {', '.join(f'player_{seat}' for seat in state.winners)}"
-    return text
-
-
-def render(text_of: Callable[[], str], render_mode: str | None) -> str | None:
-    """The environments' ``render()``: ``"ansi"`` returns the text, ``"human"`` prints it, and
-    without a render mode Gymnasium's warning is logged (the text is not even built)."""
-    if render_mode is None:
-        gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'.")
-        return None
-    text = text_of()
-    if render_mode == "human":
-        print(text)
-        return None
     return text

@@ -1,40 +1,203 @@
-"""Layers point one way (STYLE principle 1): cards → engine → encoding → envs → agents →
-experiments. Checked by parsing every module's imports."""
+"""Layers point one way (STYLE principle 1): card and action tables → engine → encoding →
+envs → agents → experiments.
+
+Two checks. Statically, every module's imports (parsed, function-level ones included) must be
+on its layer's allow-list: the standard library, the third-party packages named for the layer,
+and modules of the same or a lower layer. At run time, a fresh interpreter imports each layer
+and must not have loaded anything that belongs above it — so a package ``__init__`` that pulls
+in PettingZoo, or a "lazy" import that runs at import time after all, is caught too.
+"""
 
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from pathlib import Path
+from typing import Final
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+#: The layers, lowest first: the modules of each (a name ending in ``.*`` covers a package's
+#: submodules) and the third-party packages its modules may import besides the standard library.
+LAYERS: Final[tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]] = (
+    # The package's __init__ runs before any submodule, so it sits at the bottom; its public
+    # names (env, Game, ...) are imported on first use, never at import time.
+    ("tables", ("biblios_env", "biblios_env.cards", "biblios_env.actions"), ("numpy",)),
+    ("engine", ("biblios_env.engine", "biblios_env.engine.*"), ("numpy",)),
+    (
+        "encoding",
+        ("biblios_env.observations", "biblios_env.layout", "biblios_env.text", "biblios_env.agent_interface"),
+        ("numpy",),
+    ),
+    (
+        "envs",
+        (
+            "biblios_env.__main__",
+            "biblios_env.pettingzoo_env",
+            "biblios_env.gym_env",
+            "biblios_env.playthrough",
+        ),
+        ("numpy", "gymnasium", "pettingzoo"),
+    ),
+    (
+        "agents",
+        ("agents", "agents.*"),
+        ("numpy", "gymnasium", "pettingzoo", "torch", "stable_baselines3", "sb3_contrib"),
+    ),
+    (
+        "experiments",
+        ("experiments", "experiments.*"),
+        (
+            "numpy",
+            "gymnasium",
+            "pettingzoo",
+            "torch",
+            "stable_baselines3",
+            "sb3_contrib",
+            "pandas",
+            "matplotlib",
+            "rich",
+            "tqdm",
+            "openskill",
+        ),
+    ),
+)
+LAYER_NAMES: Final = tuple(name for name, _, _ in LAYERS)
+#: Packages whose ``__init__`` re-exports names from higher layers: only their module-level
+#: imports must keep to the layer (the re-exports are imported inside functions, on first
+#: use; the run-time tests below prove that importing the layer loads nothing above it).
+FACADES: Final = frozenset({"biblios_env"})
 
-def _imports(path: Path) -> set[str]:
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+#: Every module of the three packages, by dotted name.
+MODULES: Final = {
+    _module_name(path): path
+    for package in ("biblios_env", "agents", "experiments")
+    for path in (ROOT / package).rglob("*.py")
+}
+
+
+def layer_of(module: str) -> int:
+    """The index in :data:`LAYERS` of a project module; raises for a module no layer lists."""
+    for index, (_, members, _) in enumerate(LAYERS):
+        for member in members:
+            if module == member or (member.endswith(".*") and module.startswith(member[:-1])):
+                return index
+    raise AssertionError(f"{module} belongs to no layer: add it to LAYERS in tests/test_architecture.py")
+
+
+def _run_at_import(node: ast.AST) -> list[ast.AST]:
+    """``node`` and its descendants outside function bodies (what runs when a module is imported)."""
+    found = [node]
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            found += _run_at_import(child)
+    return found
+
+
+def imports_of(path: Path, module_level_only: bool = False) -> set[str]:
+    """Absolute module names a file imports (``from package import module`` names the module);
+    with ``module_level_only``, only the statements run when the module is imported."""
+    tree = ast.parse(path.read_text())
+    nodes = _run_at_import(tree) if module_level_only else ast.walk(tree)
     names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in nodes:
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
+            for alias in node.names:
+                submodule = f"{node.module}.{alias.name}"
+                names.add(submodule if submodule in MODULES else node.module)
     return names
 
 
-# (folder, top-level packages its modules must never import)
-FORBIDDEN = [
-    ("biblios_env/engine", ("pettingzoo", "gymnasium", "stable_baselines3", "sb3_contrib", "torch", "agents",
-                            "experiments", "biblios_env.pettingzoo_env", "biblios_env.observations")),
-    ("biblios_env", ("agents", "experiments")),
-    ("agents", ("experiments",)),
-]
+def allowed(module: str, imported: str) -> bool:
+    """Whether ``module`` may import ``imported`` (see the module docstring)."""
+    top = imported.split(".")[0]
+    if top in sys.stdlib_module_names or top == "__future__":
+        return True
+    layer = layer_of(module)
+    if imported in MODULES:
+        return layer_of(imported) <= layer
+    return top in LAYERS[layer][2]
 
 
-@pytest.mark.parametrize(("folder", "forbidden"), FORBIDDEN)
-def test_layers_point_one_way(folder: str, forbidden: tuple[str, ...]) -> None:
-    offenders = []
-    for path in sorted((ROOT / folder).rglob("*.py")):
-        for name in _imports(path):
-            if any(name == bad or name.startswith(bad + ".") for bad in forbidden):
-                offenders.append(f"{path.relative_to(ROOT)} imports {name}")
+def test_every_module_has_a_layer() -> None:
+    for module in MODULES:
+        layer_of(module)
+
+
+@pytest.mark.parametrize("layer", LAYER_NAMES)
+def test_imports_stay_on_the_allow_list(layer: str) -> None:
+    index = LAYER_NAMES.index(layer)
+    offenders = [
+        f"{module} ({layer}) imports {imported}"
+        for module, path in sorted(MODULES.items())
+        if layer_of(module) == index
+        for imported in sorted(imports_of(path, module_level_only=module in FACADES))
+        if not allowed(module, imported)
+    ]
     assert not offenders, "layering violated:\n" + "\n".join(offenders)
+
+
+def _loaded_after_importing(modules: list[str]) -> set[str]:
+    """``sys.modules`` of a fresh interpreter after importing ``modules``."""
+    script = f"import importlib, json, sys\nfor name in {modules!r}:\n    importlib.import_module(name)\n"
+    script += "print(json.dumps(sorted(sys.modules)))"
+    finished = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT)
+    assert finished.returncode == 0, f"importing {', '.join(modules)} failed:\n{finished.stderr}"
+    return set(json.loads(finished.stdout))
+
+
+def _above(index: int) -> tuple[set[str], set[str]]:
+    """The project modules and the third-party packages of the layers above ``index`` that the
+    layers up to ``index`` do not use themselves."""
+    modules = {module for module in MODULES if layer_of(module) > index}
+    own = {package for _, _, packages in LAYERS[: index + 1] for package in packages}
+    packages = {package for _, _, packages in LAYERS[index + 1 :] for package in packages} - own
+    return modules, packages
+
+
+@pytest.mark.parametrize("layer", LAYER_NAMES[:-1])
+def test_importing_a_layer_loads_nothing_from_above(layer: str) -> None:
+    index = LAYER_NAMES.index(layer)
+    members = sorted(module for module in MODULES if layer_of(module) == index and not module.endswith("__main__"))
+    loaded = _loaded_after_importing(members)
+    modules, packages = _above(index)
+    leaked = sorted(loaded & modules) + sorted(name for name in loaded if name.split(".")[0] in packages)
+    assert not leaked, f"importing the {layer} layer ({', '.join(members)}) loaded: {', '.join(leaked)}"
+
+
+def test_the_engine_imports_without_the_env_libraries() -> None:
+    loaded = _loaded_after_importing(["biblios_env.engine"])
+    for package in ("pettingzoo", "gymnasium", "torch", "stable_baselines3", "sb3_contrib", "pandas"):
+        assert package not in loaded, f"import biblios_env.engine loaded {package}"
+    assert {name for name in loaded if name.startswith("biblios_env.")} <= {
+        "biblios_env.cards",
+        "biblios_env.actions",
+        *(name for name in MODULES if name.startswith("biblios_env.engine")),
+    }
+
+
+def test_importing_the_package_still_registers_the_pettingzoo_env() -> None:
+    """``import biblios_env`` registers the env with PettingZoo without importing PettingZoo (README)."""
+    script = (
+        "import sys, biblios_env\n"
+        "assert 'pettingzoo' not in sys.modules\n"
+        "import pettingzoo\n"
+        "env = pettingzoo.make('aec', 'biblios/Biblios-v1', num_players=3)\n"
+        "print(env.metadata['name'])\n"
+    )
+    finished = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert finished.stdout.strip() == "biblios_v1"
