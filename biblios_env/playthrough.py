@@ -6,8 +6,9 @@ a fixed seed. At every decision the file shows the acting seat, its rendered vie
 (:mod:`biblios_env.text`), the non-zero pieces of its observation
 (:func:`biblios_env.observations.decode`), every legal action described
 (:func:`biblios_env.actions.describe`) and the action applied, then the single-option
-decisions the env applied by itself; at the end the rewards, the full table, each seat's
-final observation, what the game exercised and the digest of the reached position.
+decisions the env applied by itself and the chance events, and a digest of what every other
+seat sees; at the end the rewards, the full table, each seat's final observation, what the
+game exercised and the digest of the reached position.
 
 The files in ``tests/playthroughs/`` are a behaviour contract: ``tests/test_playthroughs.py``
 regenerates each one by replaying the actions it records (as OpenSpiel does, so a change
@@ -20,6 +21,7 @@ Usage::
     python -m biblios_env.playthrough --update   # rewrite every file (fresh games from the fixed seeds)
     python -m biblios_env.playthrough --check    # exit 1 with a unified diff if any file differs
     python -m biblios_env.playthrough NAME       # print one configuration's playthrough
+    python -m biblios_env.playthrough NAME --all-seats  # ... with every seat's view and observation
 
 Actions are chosen by a seeded chooser that favours the moves the rules treat specially
 (taking and keeping church cards, using rather than declining them, bidding on cards,
@@ -43,17 +45,7 @@ from typing import Any, Final
 import numpy as np
 
 from biblios_env import actions
-from biblios_env.cards import (
-    CARD_CHURCH,
-    DIE_MAX,
-    DIE_MIN,
-    IS_CHURCH,
-    IS_GOLD,
-    NUM_CARDS,
-    NUM_CATEGORIES,
-    ChurchEffect,
-    gold_value,
-)
+from biblios_env.cards import DIE_MAX, DIE_MIN, IS_CHURCH, IS_GOLD, NUM_CARDS, NUM_CATEGORIES, gold_value
 from biblios_env.engine import Decision, Game, IllegalActionError, PlayerView, player_view
 from biblios_env.engine.log import ACTION_LAYOUT, game_digest
 from biblios_env.layout import LAYOUT_FINGERPRINT
@@ -93,14 +85,14 @@ class Configuration:
 #: refused by choice (impossible with strict bids), a church card resolved with a die at 1 or 6,
 #: a gold card auctioned and paid for; they also vary the favourite die of the chooser.
 CONFIGURATIONS: Final[tuple[Configuration, ...]] = (
-    Configuration("2p_standard", 2, "standard", False, 0, 16),
-    Configuration("3p_standard", 3, "standard", False, 0, 8),
-    Configuration("4p_standard", 4, "standard", False, 0, 2),
-    Configuration("2p_bluffs", 2, "bluffs", False, 1, 12),
-    Configuration("3p_bluffs", 3, "bluffs", False, 2, 5),
-    Configuration("4p_bluffs", 4, "bluffs", False, 3, 8),
-    Configuration("2p_strict_bids", 2, "standard", True, 0, 7),
-    Configuration("3p_strict_bids", 3, "standard", True, 1, 4),
+    Configuration("2p_standard", 2, "standard", False, 0, 15),
+    Configuration("3p_standard", 3, "standard", False, 0, 5),
+    Configuration("4p_standard", 4, "standard", False, 0, 8),
+    Configuration("2p_bluffs", 2, "bluffs", False, 1, 16),
+    Configuration("3p_bluffs", 3, "bluffs", False, 2, 12),
+    Configuration("4p_bluffs", 4, "bluffs", False, 3, 9),
+    Configuration("2p_strict_bids", 2, "standard", True, 0, 6),
+    Configuration("3p_strict_bids", 3, "standard", True, 1, 10),
 )
 #: Where the golden files live (in the repository's tests).
 DEFAULT_DIRECTORY: Final = Path(__file__).resolve().parent.parent / "tests" / "playthroughs"
@@ -118,18 +110,14 @@ def configuration(name: str) -> Configuration:
 
 
 # ----------------------------------------------------------------------------- choosing actions
-#: The die change of each two-dice church card (RULES §1, §4).
-_TWO_DICE_DELTA: Final = {ChurchEffect.TWO_UP: 1, ChurchEffect.TWO_DOWN: -1}
-
-
 class InterestingChooser:
     """A seeded random legal action, biased towards the moves with rules of their own.
 
     It reads only the acting seat's view, like an agent. Bids are small raises within what
     the bidder can pay, with a one-in-twelve bluff above it (a penalty follows unless strict bids
-    forbid it), and one payment in twenty is refused on purpose. Church cards are mostly used
-    to push one favourite die one way, so that dice reach 1 or 6 and the bounds of RULES §4
-    come into play.
+    forbid it), and one payment in twenty is refused on purpose. One-die church cards mostly
+    push one favourite die one way, so that dice reach 1 or 6 and the bounds of RULES §4 come
+    into play.
     """
 
     def __init__(self, seed: int) -> None:
@@ -146,7 +134,7 @@ class InterestingChooser:
         if decision == Decision.PAY:
             return self._pay(legal)
         if decision == Decision.CHURCH:
-            return self._church(view, legal)
+            return self._church(legal)
         if decision == Decision.TAKE:
             return self._take(legal)
         return self._place(view, legal)
@@ -172,23 +160,14 @@ class InterestingChooser:
             return actions.REFUSE
         return self.random.choice(cards)
 
-    def _church(self, view: PlayerView, legal: list[int]) -> int:
+    def _church(self, legal: list[int]) -> int:
         changes = [action for action in legal if action != actions.CHURCH_DECLINE]
         if not changes or self.random.random() < 0.2:
             return actions.CHURCH_DECLINE
-        pushes = [action for action in changes if action in self._pushes(view.church_card)]
-        if pushes and self.random.random() < 0.8:
-            return self.random.choice(pushes)
+        push = actions.church_one(self.favourite_category, self.favourite_delta)
+        if push in changes and self.random.random() < 0.8:
+            return push
         return self.random.choice(changes)
-
-    def _pushes(self, church_card: int) -> set[int]:
-        """The church actions that move the favourite die the favourite way (legal or not)."""
-        favourite, delta = self.favourite_category, self.favourite_delta
-        pushes = {actions.church_one(favourite, delta)}
-        if _TWO_DICE_DELTA.get(CARD_CHURCH[church_card]) == delta:
-            others = (category for category in range(NUM_CATEGORIES) if category != favourite)
-            pushes.update(actions.church_two(favourite, other) for other in others)
-        return pushes
 
     def _take(self, legal: list[int]) -> int:
         churches = [action for action in legal if IS_CHURCH[action - actions.TAKE_BASE]]
