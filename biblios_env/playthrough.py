@@ -185,13 +185,14 @@ class InterestingChooser:
 def observation_lines(observation: np.ndarray) -> list[str]:
     """The observation's non-zero pieces, one line each (pieces not listed are all zeros).
 
-    Card pieces list their cards by name and id; 0/1 pieces the indices of their ones;
-    scaled pieces their raw counts with the scale (``hand_gold ×1/66: 7``), so a rescaled
-    piece shows as a changed label rather than as changed decimals.
+    Card pieces list their card ids (the view above names the cards); 0/1 pieces the indices
+    of their ones; scaled pieces their raw counts with the scale (``hand_gold ×1/66: 7``), so a
+    rescaled piece shows as a changed label rather than as changed decimals.
     """
     lines = []
+    pieces = decode(observation)
     for piece in PIECES:
-        values = decode(observation)[piece.name]
+        values = pieces[piece.name]
         if not values.any():
             continue
         if piece.size % NUM_CARDS == 0:
@@ -204,7 +205,7 @@ def observation_lines(observation: np.ndarray) -> list[str]:
 
 
 def _card_piece_lines(piece: Piece, values: np.ndarray) -> list[str]:
-    """A card-set piece as card names; pieces of several 87-card slots (opponents) per slot."""
+    """A card-set piece as card ids; a piece of several 87-card slots (the opponents) one line per slot."""
     slots = values.reshape(piece.size // NUM_CARDS, NUM_CARDS)
     lines = []
     for slot, row in enumerate(slots):
@@ -409,7 +410,7 @@ def _header_lines(config: Configuration) -> list[str]:
         f"# Biblios golden playthrough {config.name}: {config.options_text()}",
         "# Written by `python -m biblios_env.playthrough --update`; do not edit by hand (see its docstring).",
         "# Each step: the acting seat, its view (biblios_env.text), its observation's non-zero pieces",
-        "# (scaled pieces as raw counts; card pieces by card), the legal actions, the action applied and",
+        "# (scaled pieces as raw counts; card pieces by card id), the legal actions, the action applied and",
         "# the single-option decisions the env then applied by itself, and the chance events that followed.",
         "# The other seats' views and observations are digests; `python -m biblios_env.playthrough NAME",
         "# --all-seats` prints them in full.",
