@@ -18,7 +18,8 @@ and after the end. Decisions with a single legal action are applied automaticall
 
 **Rewards.** ``"win"``: winners share +1 and the others share −1 (each winner gets
 ``1/len(winners)``, each loser ``-1/len(losers)``; a game won by everybody gives 0).
-``"vp"``: own VP minus the best VP among the others. Terminal ``infos`` carry ``vp``,
+``"vp"``: own VP minus the best VP among the others, so within -22..22 (the declared bounds:
+:data:`biblios_env.engine.facts.REWARD_BOUNDS`). Terminal ``infos`` carry ``vp``,
 ``winners`` and ``category_winners`` (seats; -1 for a category nobody won).
 
 **Reset options.** ``deck`` (the draw pile after removal, top first), ``auction_order``
@@ -66,13 +67,13 @@ from pettingzoo.utils import wrappers
 from biblios_env.actions import NUM_ACTIONS
 from biblios_env.cards import NUM_CARDS
 from biblios_env.engine.game import Game
+from biblios_env.engine.scoring import REWARDS, rewards
 from biblios_env.engine.setup import check_num_players, check_seat
 from biblios_env.engine.views import PlayerView, player_view
 from biblios_env.layout import ENV_NAME, LAYOUT_FINGERPRINT
 from biblios_env.observations import MAX_PLAYERS, OBSERVATION_SIZE, SLICES, encode_state
 from biblios_env.text import FULL_TABLE, Viewer, game_text
 
-REWARDS: Final = ("win", "vp")
 RESET_OPTIONS: Final = ("deck", "auction_order", "first_player")
 #: ``render_view`` for "whoever is to act" (the default; seat 0 once the game is over).
 CURRENT_SEAT: Final = "current"
@@ -277,14 +278,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self._accumulate_rewards()
 
     def rewards_of(self, vp: list[int], winners: list[int]) -> list[float]:
-        """Terminal rewards per seat for the configured reward mode (see the module docs)."""
-        n = len(vp)
-        if self.reward_mode == "vp":
-            return [float(vp[seat] - max(vp[:seat] + vp[seat + 1 :])) for seat in range(n)]
-        if len(winners) == n:
-            return [0.0] * n
-        win, lose = 1.0 / len(winners), -1.0 / (n - len(winners))
-        return [win if seat in winners else lose for seat in range(n)]
+        """Terminal rewards per seat for the configured reward mode (see the module docs and
+        :func:`biblios_env.engine.scoring.rewards`)."""
+        return rewards(self.reward_mode, vp, winners)
 
     # ----------------------------------------------------------------- inspection
     def snapshot(self) -> dict[str, Any]:

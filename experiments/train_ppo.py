@@ -194,14 +194,12 @@ def _demonstration_games(
     """Play one chunk of :func:`collect_demonstrations` (a module function, so worker processes run it)."""
     from biblios_env.agent_interface import AgentObservation
     from biblios_env.engine import Game
+    from biblios_env.engine.scoring import rewards
     from biblios_env.engine.views import player_view
-    from biblios_env.pettingzoo_env import raw_env
 
     spec = parse_agent_spec(teacher)
-    scorers: dict[int, raw_env] = {}
     observations, masks, actions, returns = [], [], [], []
     for count, game_seed, agent_seed in seeds:
-        scorer = scorers.setdefault(count, raw_env(count, reward=reward))
         game = Game(count, seed=game_seed)
         seeder = np.random.default_rng(agent_seed)
         agents = [build_agent(spec) for _ in range(count)]
@@ -224,7 +222,7 @@ def _demonstration_games(
                 else learner.choose(observation.vector, observation.action_mask, False, seeder)
             )
             game.apply(action)
-        outcome = scorer.rewards_of(game.state.vp, game.state.winners)
+        outcome = rewards(reward, game.state.vp, game.state.winners)
         returns.extend(outcome[seat] for seat in seats)
     return {
         "observations": np.stack(observations),
@@ -593,8 +591,8 @@ def load_network(policy: Any, network: NumpyNetwork) -> None:
 
     assert network.value is not None  # checked by network_arch
     targets = [
-        (linear(policy.mlp_extractor.policy_net) + [policy.action_net], [*network.trunk, *network.policy]),
-        (linear(policy.mlp_extractor.value_net) + [policy.value_net], [*network.trunk, *network.value]),
+        ([*linear(policy.mlp_extractor.policy_net), policy.action_net], [*network.trunk, *network.policy]),
+        ([*linear(policy.mlp_extractor.value_net), policy.value_net], [*network.trunk, *network.value]),
     ]
     with torch.no_grad():
         for modules, layers in targets:

@@ -36,8 +36,9 @@ from biblios_env.cards import (
     IS_GOLD,
     NUM_CARDS,
 )
+from biblios_env.engine.facts import MAX_GAME_LENGTH
 from biblios_env.engine.game import Game
-from biblios_env.engine.setup import DECK_SIZE, GOLD_REMOVED_PER_VALUE
+from biblios_env.engine.setup import DECK_SIZE, GIFT_TURNS, GOLD_REMOVED_PER_VALUE
 from biblios_env.engine.state import Decision
 
 MONKS, PIGMENTS, HOLY_BOOKS, MANUSCRIPTS, FORBIDDEN_TOMES = range(5)
@@ -136,7 +137,7 @@ def deal_plan(
     category cards). No church card is ever kept or taken, so nothing interrupts the plan.
     """
     n = num_players
-    turns = DECK_SIZE[n] // (n + 1)
+    turns = GIFT_TURNS[n]
     per_seat = turns  # each seat keeps turns/n cards and takes (n-1)*turns/n: `turns` in all
     wanted = [list(h) for h in hands] + [[] for _ in range(n - len(hands))]
     specified = _check_unique([*(c for h in wanted for c in h), *auction])
@@ -211,21 +212,17 @@ def finish_game(game: Game, policy: Policy = gift_policy) -> Game:
     return run(game, lambda g: False, policy)
 
 
-#: Far more decisions than any game takes (a 4-player game of random play takes a few hundred).
-MAX_GAME_STEPS = 5000
-
-
 def random_playout(game: Game, seed: int, check: Callable[[Game], None] | None = None) -> Game:
     """Play uniformly random legal actions (seeded) to the end, calling ``check(game)`` before every
     step and at the end; fails instead of hanging if the game does not end."""
     rng = random.Random(seed)
-    for _ in range(MAX_GAME_STEPS):
+    for _ in range(MAX_GAME_LENGTH[game.num_players] + 1):
         if check is not None:
             check(game)
         if game.is_over:
             return game
         game.apply(rng.choice(game.legal_actions()))
-    raise AssertionError(f"game did not end within {MAX_GAME_STEPS} decisions (seed {seed})")
+    raise AssertionError(f"game did not end within {MAX_GAME_LENGTH[game.num_players]} actions (seed {seed})")
 
 
 def auction_game(

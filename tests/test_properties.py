@@ -8,7 +8,7 @@ player, auction order, seed and a seeded chooser of legal actions. The propertie
 - every legal action is accepted; every other id is rejected with ``IllegalActionError``
   naming it, and a rejection leaves the game untouched;
 - the same seed and actions give the same game, bit for bit (STYLE principle 4);
-- games end within :data:`MAX_DECISIONS` decisions;
+- games end within the declared :data:`~biblios_env.engine.facts.MAX_GAME_LENGTH` actions;
 - dice stay in 1..6 and hands never hold church cards (RULES §4);
 - ``clone()`` is independent of its original and replays its chance events exactly;
 - a game with ``auto_forced=False`` ends where the ``auto_forced=True`` game does.
@@ -28,11 +28,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from biblios_env.actions import MAX_BID, NUM_ACTIONS, PASS, PAY_BASE, REFUSE, describe
+from biblios_env.actions import NUM_ACTIONS, PASS, PAY_BASE, REFUSE, describe
 from biblios_env.cards import CARD_VALUE, CHURCH_IDS, DIE_MAX, DIE_MIN, IS_CHURCH, IS_GOLD, NUM_CARDS
 from biblios_env.engine import Decision, Game, IllegalActionError, State
+from biblios_env.engine.facts import MAX_GAME_LENGTH
 from biblios_env.engine.log import to_log
-from biblios_env.engine.setup import DECK_SIZE
 from biblios_env.engine.state import indicator_row
 from biblios_env.engine.views import player_view
 from biblios_env.observations import decode, encode_state
@@ -40,26 +40,6 @@ from biblios_env.observations import decode, encode_state
 ALL_CARDS: Final = list(range(NUM_CARDS))
 CHURCH: Final = frozenset(CHURCH_IDS)
 CARD_LISTS: Final = ("draw_pile", "auction_pile", "common_area", "in_play", "discard", "removed")
-
-
-def _max_decisions(num_players: int) -> int:
-    """A generous bound on the decisions of one game, forced ones included.
-
-    Gift phase: each card is placed once and may be taken once or resolved as a church
-    card, and each turn has N-1 takes. Auction phase (one card per gift turn): each bidder
-    can bid at most MAX_BID times (bids strictly rise), pass once, pick at most MAX_BID
-    payment cards and refuse once, per auction of the card; a card is re-auctioned at most
-    once per defaulter, and a won church card needs one more decision.
-    """
-    turns = DECK_SIZE[num_players] // (num_players + 1)
-    gift = 3 * DECK_SIZE[num_players] + turns * num_players
-    one_auction = num_players * (MAX_BID + 1 + MAX_BID + 1)
-    auctions = turns * ((num_players + 1) * one_auction + 1)
-    return gift + auctions
-
-
-#: Decisions (``len(history)``) a game may take at most, per player count.
-MAX_DECISIONS: Final = {n: _max_decisions(n) for n in (2, 3, 4)}
 
 
 def examples(count: int) -> settings:
@@ -189,7 +169,7 @@ def test_random_games_keep_every_invariant(config: dict[str, Any], chooser: tupl
     game = Game(**config)
     rng = random.Random(chooser[0])
     checks = random.Random(check_seed)
-    bound = MAX_DECISIONS[config["num_players"]]
+    bound = MAX_GAME_LENGTH[config["num_players"]]
     exhaustive_step = checks.randrange(200)  # one step (often the first or the end) gets every check
     snapshot = game.snapshot()
     check_step(game, snapshot)
@@ -379,7 +359,7 @@ def test_exposed_forced_decisions_keep_the_invariants(config: dict[str, Any], ch
     """With ``auto_forced=False`` every decision, forced or not, is a normal decision."""
     game = Game(**config, auto_forced=False)
     rng = random.Random(chooser[0])
-    bound = MAX_DECISIONS[config["num_players"]]
+    bound = MAX_GAME_LENGTH[config["num_players"]]
     forced = 0
     while not game.is_over:
         forced += len(game.legal_actions()) == 1

@@ -48,14 +48,9 @@ import numpy as np
 
 from biblios_env.cards import CARD_VALUE, GOLD_IDS_BY_VALUE, IS_CHURCH, IS_GOLD, NUM_CARDS, gold_value
 from biblios_env.engine.game import Game
-from biblios_env.engine.setup import DECK_SIZE, GOLD_REMOVED_PER_VALUE
+from biblios_env.engine.setup import GIFT_TURNS, GOLD_REMOVED_PER_VALUE, REMOVED_COUNT
 from biblios_env.engine.state import NO_CARD, NO_SEAT, Decision, Phase, Resume, State
 from biblios_env.engine.views import PlayerView
-
-#: Cards removed unseen at setup, by player count (27, 15, 7).
-REMOVED_COUNT: Final = {n: NUM_CARDS - size for n, size in DECK_SIZE.items()}
-#: Gift turns in a game, by player count: each turn draws N + 1 cards (RULES §3).
-GIFT_TURNS: Final = {n: size // (n + 1) for n, size in DECK_SIZE.items()}
 
 _HAND, _FACE_DOWN = 0, 1
 _STRICT_TRIES: Final = 200
@@ -488,4 +483,4 @@ def unseen_cards(view: PlayerView) -> list[int]:
     return sorted(set(range(NUM_CARDS)) - _Sampler(view, random.Random(0)).known_cards())
 
 
-__all__ = ["GIFT_TURNS", "REMOVED_COUNT", "InconsistentViewError", "sample_game", "sample_state", "unseen_cards"]
+__all__ = ["InconsistentViewError", "sample_game", "sample_state", "unseen_cards"]

@@ -1,13 +1,17 @@
-"""End of the game (RULES §6): category winners, victory points and the winner tie-breaks."""
+"""End of the game (RULES §6): category winners, victory points, the winner tie-breaks, and
+the rewards the environments pay for a result."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Final
 
 from biblios_env.cards import CARD_CATEGORY, CARD_LETTER, CARD_VALUE, IS_GOLD, NUM_CATEGORIES
 
 NO_WINNER = -1
 NO_LETTER = 99  # ranks below every real letter
+#: The reward schemes: ``"win"`` (zero-sum shares of the win) and ``"vp"`` (the VP margin).
+REWARDS: Final = ("win", "vp")
 
 
 def category_totals(hand: Iterable[int]) -> tuple[list[int], list[int]]:
@@ -51,3 +55,21 @@ def score(hands: list[list[int]], dice: list[int]) -> tuple[list[int], list[int]
     best = max(ranks)
     winners = [seat for seat, rank in enumerate(ranks) if rank == best]
     return vp, winners, category_winners
+
+
+def rewards(reward: str, vp: Sequence[int], winners: Sequence[int]) -> list[float]:
+    """Terminal rewards per seat of a finished game for the reward scheme ``reward``.
+
+    ``"win"``: winners share +1 and the others share -1 (each winner gets ``1/len(winners)``,
+    each loser ``-1/len(losers)``; a game won by everybody gives 0). ``"vp"``: own VP minus the
+    best VP among the others. Bounds: :data:`biblios_env.engine.facts.REWARD_BOUNDS`.
+    """
+    n = len(vp)
+    if reward == "vp":
+        return [float(vp[seat] - max(vp[:seat] + vp[seat + 1 :])) for seat in range(n)]
+    if reward != "win":
+        raise ValueError(f"reward must be one of {', '.join(map(repr, REWARDS))}, got {reward!r}")
+    if len(winners) == n:
+        return [0.0] * n
+    win, lose = 1.0 / len(winners), -1.0 / (n - len(winners))
+    return [win if seat in winners else lose for seat in range(n)]

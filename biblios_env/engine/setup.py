@@ -21,6 +21,12 @@ GOLD_REMOVED_PER_VALUE: Final = {2: 2, 3: 1, 4: 0}
 RANDOM_REMOVALS: Final = {2: 21, 3: 12, 4: 7}
 #: Cards left in the draw pile after removal: 60, 72 and 80.
 DECK_SIZE: Final = {n: NUM_CARDS - 3 * GOLD_REMOVED_PER_VALUE[n] - RANDOM_REMOVALS[n] for n in PLAYER_COUNTS}
+#: Gift turns in a game: each turn draws N + 1 cards until the draw pile is empty (RULES §3),
+#: 20, 18 and 16. Each turn puts exactly one card on the auction pile, so this is also the
+#: number of cards auctioned in the second phase (RULES §5).
+GIFT_TURNS: Final = {n: DECK_SIZE[n] // (n + 1) for n in PLAYER_COUNTS}
+#: Cards removed unseen at setup (RULES §2.2): 27, 15 and 7.
+REMOVED_COUNT: Final = {n: NUM_CARDS - DECK_SIZE[n] for n in PLAYER_COUNTS}
 
 
 def check_num_players(num_players: object) -> int:
