@@ -25,7 +25,16 @@ from typing import Final
 
 import numpy as np
 
-from biblios_env.cards import CATEGORY_NAMES, NUM_CATEGORIES, TOTAL_GOLD, card_name, check_card
+from biblios_env.cards import (
+    CARD_CHURCH,
+    CATEGORY_NAMES,
+    IS_CHURCH,
+    NUM_CATEGORIES,
+    TOTAL_GOLD,
+    ChurchEffect,
+    card_name,
+    check_card,
+)
 
 KEEP: Final = 0
 AUCTION: Final = 1
@@ -43,7 +52,6 @@ CHURCH_TWO_BASE: Final = 256
 CATEGORY_PAIRS: Final[tuple[tuple[int, int], ...]] = tuple(combinations(range(NUM_CATEGORIES), 2))
 NUM_ACTIONS: Final = CHURCH_TWO_BASE + len(CATEGORY_PAIRS)  # 266
 
-PLACEMENTS: Final = (KEEP, AUCTION, COMMON)
 _PAIR_INDEX: Final = {pair: index for index, pair in enumerate(CATEGORY_PAIRS)}
 _PLACE_NAMES: Final = ("KEEP", "AUCTION", "COMMON")
 
@@ -106,6 +114,51 @@ def church_two(first: int, second: int) -> int:
     return CHURCH_TWO_BASE + _PAIR_INDEX[(min(first, second), max(first, second))]
 
 
+#: A church card's possible die changes per die it moves, by effect (RULES §4).
+_ONE_DIE_DELTAS: Final = {ChurchEffect.ONE_UP: (1,), ChurchEffect.ONE_DOWN: (-1,), ChurchEffect.ONE_EITHER: (1, -1)}
+_TWO_DICE_DELTA: Final = {ChurchEffect.TWO_UP: 1, ChurchEffect.TWO_DOWN: -1}
+
+#: Die changes of a church action: ``((category, delta), ...)``, empty for CHURCH_DECLINE.
+DieChanges = tuple[tuple[int, int], ...]
+
+
+def _church_moves(effect: ChurchEffect) -> tuple[tuple[int, DieChanges], ...]:
+    moves: list[tuple[int, DieChanges]] = [(CHURCH_DECLINE, ())]
+    if effect in _ONE_DIE_DELTAS:
+        for category in range(NUM_CATEGORIES):
+            moves += [(church_one(category, delta), ((category, delta),)) for delta in _ONE_DIE_DELTAS[effect]]
+    else:
+        delta = _TWO_DICE_DELTA[effect]
+        for index, (first, second) in enumerate(CATEGORY_PAIRS):
+            moves.append((CHURCH_TWO_BASE + index, ((first, delta), (second, delta))))
+    return tuple(sorted(moves))
+
+
+#: ``CHURCH_MOVES[effect]``: every church action that can resolve a card with that effect,
+#: ascending, with its die changes, whatever the dice show (RULES §4; the engine keeps the
+#: ones that leave every die within 1..6).
+CHURCH_MOVES: Final = {effect: _church_moves(effect) for effect in ChurchEffect}
+_CHURCH_CHANGES: Final = {
+    (effect, action): changes for effect, moves in CHURCH_MOVES.items() for action, changes in moves
+}
+
+
+def church_changes(action: int, card: int) -> DieChanges:
+    """The die changes ``((category, delta), ...)`` of church ``action`` resolving church ``card``
+    (RULES §4): one die for the one-die cards, two different dice moved the same way for the
+    two-dice cards (the card gives the direction), none for CHURCH_DECLINE.
+
+    Raises ValueError naming the action and the card when ``action`` cannot resolve ``card``.
+    """
+    check_card(card)
+    if not IS_CHURCH[card]:
+        raise ValueError(f"card {card} ({card_name(card)}) is not a church card")
+    changes = _CHURCH_CHANGES.get((CARD_CHURCH[card], action))
+    if changes is None:
+        raise ValueError(f"action {action!r} ({describe(action)}) cannot resolve {card_name(card)} [#{card}]")
+    return changes
+
+
 def check_action(action: object) -> int:
     """Return ``action`` as an int id, or raise ValueError naming the value and the valid range.
 
@@ -136,7 +189,7 @@ def describe(action: int) -> str:
     if action == CHURCH_DECLINE:
         return "CHURCH_DECLINE"
     if action < CHURCH_TWO_BASE:
-        category, direction = divmod(action - CHURCH_ONE_BASE, 2)
-        return f"DIE {CATEGORY_NAMES[category]} {'+1' if direction == 0 else '-1'}"
+        ((category, delta),) = _CHURCH_CHANGES[ChurchEffect.ONE_EITHER, action]
+        return f"DIE {CATEGORY_NAMES[category]} {delta:+d}"
     first, second = CATEGORY_PAIRS[action - CHURCH_TWO_BASE]
     return f"DICE {CATEGORY_NAMES[first]} & {CATEGORY_NAMES[second]}"

@@ -44,7 +44,6 @@ _LOW_VALUES: Final = (1, 1, 1, 1, 1, 1, 1, 2, 2)  # Holy Books, Manuscripts, For
 
 GOLD_FIRST: Final = 45
 GOLD_IDS_BY_VALUE: Final = {1: tuple(range(45, 56)), 2: tuple(range(56, 67)), 3: tuple(range(67, 78))}
-GOLD_IDS: Final = tuple(range(45, 78))
 CHURCH_IDS: Final = tuple(range(78, 87))
 CATEGORY_IDS: Final = tuple(range(0, 45))
 TOTAL_GOLD: Final = sum(value * len(ids) for value, ids in GOLD_IDS_BY_VALUE.items())  # 66

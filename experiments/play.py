@@ -43,16 +43,14 @@ from rich.text import Text
 from biblios_env.actions import (
     AUCTION,
     BID_BASE,
-    CATEGORY_PAIRS,
     CHURCH_DECLINE,
-    CHURCH_ONE_BASE,
-    CHURCH_TWO_BASE,
     COMMON,
     KEEP,
     PASS,
     PAY_BASE,
     REFUSE,
     TAKE_BASE,
+    church_changes,
     describe,
 )
 from biblios_env.agent_interface import Agent, AgentObservation
@@ -193,13 +191,14 @@ def menu(view: PlayerView, legal: Sequence[int]) -> list[Choice]:
             choices.append(Choice(str(len(choices) + 1), action, card_text(action - TAKE_BASE)))
     elif decision == Decision.CHURCH:
         for action in legal:
-            if action == CHURCH_DECLINE:
+            changes = church_changes(action, view.church_card)
+            if not changes:
                 meaning = Text("decline: discard it without effect")
-            elif action < CHURCH_TWO_BASE:
-                category, direction = divmod(action - CHURCH_ONE_BASE, 2)
-                meaning = _die_change(view.dice, category, -1 if direction else 1)
+            elif len(changes) == 1:
+                ((category, delta),) = changes
+                meaning = _die_change(view.dice, category, delta)
             else:  # both dice move by the same step, named in the question's title: the pair is enough
-                first, second = CATEGORY_PAIRS[action - CHURCH_TWO_BASE]
+                (first, _), (second, _) = changes
                 meaning = Text.assemble(category_text(first), " & ", category_text(second))
             choices.append(Choice(str(len(choices) + 1), action, meaning))
     elif decision == Decision.PAY:

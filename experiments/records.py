@@ -182,14 +182,12 @@ import pandas as pd
 from biblios_env.actions import (
     AUCTION,
     BID_BASE,
-    CATEGORY_PAIRS,
     CHURCH_DECLINE,
-    CHURCH_ONE_BASE,
-    CHURCH_TWO_BASE,
     PASS,
     PAY_BASE,
     REFUSE,
     TAKE_BASE,
+    church_changes,
     describe,
 )
 from biblios_env.cards import CARD_CATEGORY, CARD_KIND, CARD_VALUE, CATEGORY_NAMES, IS_GOLD, Kind, card_name
@@ -552,6 +550,7 @@ def _rows_from_log(log: dict[str, Any], game_id: str | None = None) -> Rows:
             )  # fmt: skip
         elif decision == Decision.CHURCH:
             dice_before = state.dice[:]
+            changes = church_changes(action, state.church_card)
             route = ROUTES[Resume(state.church_resume)]
             in_gift = state.phase == Phase.GIFT
             church.append(
@@ -560,7 +559,8 @@ def _rows_from_log(log: dict[str, Any], game_id: str | None = None) -> Rows:
                     "card_name": card_name(state.church_card), "route": route, "phase": PHASE_NAMES[state.phase],
                     "gift_turn": gift_turn if in_gift else None, "auction": None if in_gift else last_auction,
                     "resolution": describe(action), "declined": action == CHURCH_DECLINE,
-                    "categories": _church_categories(action), "dice_before": dice_before, "forced": forced,
+                    "categories": [CATEGORY_NAMES[category] for category, _ in changes],
+                    "delta": changes[0][1] if changes else 0, "dice_before": dice_before, "forced": forced,
                 }
             )  # fmt: skip
         elif decision == Decision.BID:
@@ -593,7 +593,6 @@ def _rows_from_log(log: dict[str, Any], game_id: str | None = None) -> Rows:
 
         if decision == Decision.CHURCH:
             church[-1]["dice_after"] = state.dice[:]
-            church[-1]["delta"] = _delta(church[-1]["dice_before"], state.dice)
         if current is not None:
             if action == REFUSE and decision == Decision.PAY:
                 for kind, cards in state.chance[events:]:
@@ -610,20 +609,6 @@ def _rows_from_log(log: dict[str, Any], game_id: str | None = None) -> Rows:
     return _finish(
         log, game, game_id, agents, finished, gift_turn + 1, auction_count, placements, takes, church, auctions, bids
     )
-
-
-def _delta(before: list[int], after: list[int]) -> int:
-    changes = {b - a for a, b in zip(before, after) if a != b}
-    return changes.pop() if changes else 0
-
-
-def _church_categories(action: int) -> list[str]:
-    if action == CHURCH_DECLINE:
-        return []
-    if action < CHURCH_TWO_BASE:
-        return [CATEGORY_NAMES[(action - CHURCH_ONE_BASE) // 2]]
-    first, second = CATEGORY_PAIRS[action - CHURCH_TWO_BASE]
-    return [CATEGORY_NAMES[first], CATEGORY_NAMES[second]]
 
 
 def _auction_row(

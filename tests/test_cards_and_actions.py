@@ -144,3 +144,46 @@ def test_actions_describe_every_id():
     assert act.describe(act.PASS) == "PASS"
     assert act.describe(act.take(57)) == "TAKE Gold 2 [#57]"
     assert act.describe(act.church_one(2, -1)) == "DIE Holy Books -1"
+
+
+@pytest.mark.parametrize(
+    ("action", "card", "changes"),
+    [
+        (act.CHURCH_DECLINE, 84, ()),
+        (act.church_one(3, 1), 78, ((3, 1),)),  # +1 to one die
+        (act.church_one(3, -1), 80, ((3, -1),)),  # -1 to one die
+        (act.church_one(0, 1), 86, ((0, 1),)),  # +1 or -1 to one die: either direction
+        (act.church_one(0, -1), 86, ((0, -1),)),
+        (act.church_two(4, 1), 82, ((1, 1), (4, 1))),  # +1 to two dice: the card gives the direction
+        (act.church_two(1, 4), 85, ((1, -1), (4, -1))),
+    ],
+)
+def test_actions_church_changes_decode_the_die_changes(action, card, changes):
+    """RULES §4: each church action decodes into (category, delta) changes for its card."""
+    assert act.church_changes(action, card) == changes
+    assert action in [move for move, _ in act.CHURCH_MOVES[c.CARD_CHURCH[card]]]
+
+
+@pytest.mark.parametrize(
+    ("action", "card", "message"),
+    [
+        (act.church_two(0, 1), 78, r"action 256 \(DICE Monks & Pigments\) cannot resolve Church \+1 to one die"),
+        (act.church_one(0, 1), 80, r"action 246 \(DIE Monks \+1\) cannot resolve Church -1 to one die"),
+        (act.PASS, 86, r"action 90 \(PASS\) cannot resolve"),
+        (act.CHURCH_DECLINE, 57, r"card 57 \(Gold 2\) is not a church card"),
+        (act.CHURCH_DECLINE, 87, r"card id must be an int in 0..86, got 87"),
+    ],
+)
+def test_actions_church_changes_name_what_cannot_resolve(action, card, message):
+    with pytest.raises(ValueError, match=message):
+        act.church_changes(action, card)
+
+
+def test_actions_church_moves_cover_every_church_action_once_per_effect():
+    """One-die cards offer the 5 dice in their direction(s), two-dice cards the 10 pairs; all decline."""
+    sizes = {effect: len(moves) for effect, moves in act.CHURCH_MOVES.items()}
+    assert sizes == {c.ChurchEffect.ONE_UP: 6, c.ChurchEffect.ONE_DOWN: 6, c.ChurchEffect.ONE_EITHER: 11,
+                     c.ChurchEffect.TWO_UP: 11, c.ChurchEffect.TWO_DOWN: 11}  # fmt: skip
+    for moves in act.CHURCH_MOVES.values():
+        assert [move for move, _ in moves] == sorted({move for move, _ in moves})
+        assert moves[0] == (act.CHURCH_DECLINE, ())
