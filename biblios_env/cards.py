@@ -7,6 +7,7 @@ by id, so the engine never allocates card objects in its hot loop.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import IntEnum
 from typing import Final
 
@@ -123,6 +124,6 @@ def check_card(card: object) -> int:
     return int(card)
 
 
-def gold_value(cards: list[int]) -> int:
+def gold_value(cards: Iterable[int]) -> int:
     """Total coins of the gold cards among ``cards`` (used for payments and the gold tie-break)."""
     return sum(_VALUE[c] for c in cards if IS_GOLD[c])

@@ -64,7 +64,9 @@ from biblios_env.cards import (
     LETTERS,
     NUM_CATEGORIES,
     card_name,
+    gold_value,
 )
+from biblios_env.engine.auctions import bid_capacity, cheapest_cover
 from biblios_env.engine.game import PENALTIES, Game, check_seed
 from biblios_env.engine.log import save_log
 from biblios_env.engine.scoring import category_totals
@@ -319,32 +321,20 @@ def _payment_text(view: PlayerView) -> Text:
 
 def capacity(view: PlayerView) -> int:
     """The most the viewer could pay for the card under auction: coins, or cards for a gold card."""
-    if IS_GOLD[view.auction_card]:
-        return len(view.hand)
-    return sum(CARD_VALUE[card] for card in view.hand if IS_GOLD[card])
+    return bid_capacity(view.hand, view.auction_card)
 
 
 def auto_payment(view: PlayerView) -> list[int]:
     """Gold cards from hand covering what is left of the bid with the fewest coins, then the
-    fewest cards (empty if the hand cannot cover it or the card under auction is gold)."""
+    fewest cards, lowest values first (empty if the hand cannot cover it or the card under
+    auction is gold)."""
     if IS_GOLD[view.auction_card]:
         return []
     owed = view.high_bid - view.payment_value
-    golds = sorted((card for card in view.hand if IS_GOLD[card]), key=lambda card: CARD_VALUE[card])
-    by_value: dict[int, list[int]] = {}
-    for card in golds:
-        by_value.setdefault(CARD_VALUE[card], []).append(card)
-    best: tuple[int, int, tuple[int, ...]] | None = None
-    counts = [range(len(by_value.get(value, [])) + 1) for value in (1, 2, 3)]
-    for ones, twos, threes in itertools.product(*counts):
-        coins = ones + 2 * twos + 3 * threes
-        if coins >= owed:
-            key = (coins, ones + twos + threes, (ones, twos, threes))
-            best = key if best is None or key < best else best
-    if best is None or owed <= 0:
+    golds = [card for card in view.hand if IS_GOLD[card]]
+    if gold_value(golds) < owed:
         return []
-    ones, twos, threes = best[2]
-    return by_value.get(1, [])[:ones] + by_value.get(2, [])[:twos] + by_value.get(3, [])[:threes]
+    return sorted(cheapest_cover(golds, owed), key=CARD_VALUE.__getitem__)
 
 
 # ----------------------------------------------------------------------------- the game

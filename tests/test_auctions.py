@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import random
+
 import pytest
 from scenarios import (
     FORBIDDEN_TOMES,
@@ -19,7 +22,9 @@ from scenarios import (
 
 from biblios_env import actions as act
 from biblios_env.cards import CARD_VALUE, IS_GOLD, NUM_CARDS
+from biblios_env.engine.auctions import bid_capacity, cheapest_cover
 from biblios_env.engine.game import Game, IllegalActionError
+from biblios_env.engine.setup import GIFT_TURNS
 from biblios_env.engine.state import Decision
 from biblios_env.engine.views import player_view
 from biblios_env.observations import decode, encode, encode_state
@@ -30,7 +35,6 @@ LOT = card(FORBIDDEN_TOMES, "H")  # a category card worth 2
 LOT2 = card(MANUSCRIPTS, "A")
 GOLD_LOT = gold(3, 0)
 ALL_BIDS = [P, *(B(k) for k in range(1, 67))]
-TURNS = {2: 20, 3: 18, 4: 16}
 
 
 def play(game, script):
@@ -83,7 +87,7 @@ def test_auction_next_player_becomes_active_and_cards_come_in_placed_order(num_p
 def test_auction_pile_is_shuffled_by_default(num_players):
     """The auction pile is shuffled into the auction draw pile (RULES §5.1): the auctioned order is a
     permutation of the placed one, recorded as a chance outcome, and seeds give different orders."""
-    lots = [*range(20, 18 + TURNS[num_players]), 80, 81]  # church cards never stay in hands
+    lots = [*range(20, 18 + GIFT_TURNS[num_players]), 80, 81]  # church cards never stay in hands
     deck = deal_plan(num_players, [], lots)
     orders = set()
     for seed in range(4):
@@ -110,7 +114,7 @@ def test_auction_phase_ends_when_the_auction_pile_is_empty(num_players):
         auctions += 1
         for _ in range(num_players):
             game.apply(P)
-    assert auctions == TURNS[num_players]
+    assert auctions == GIFT_TURNS[num_players]
     assert game.phase_name == "end" and game.current_player == -1
     assert len(game.state.vp) == num_players and game.state.winners
 
@@ -619,3 +623,46 @@ def test_auction_gold_moved_by_a_penalty_then_paid_face_up_is_no_longer_public_a
     play(game, [(2, B(3)), (0, P), (2, act.pay(public_gold))])
     assert LOT in game.state.hands[2]
     assert_nobody_lists_as_held(game, [public_gold])
+
+
+def test_bid_capacity_counts_cards_for_gold_and_coins_otherwise():
+    """RULES §5: a gold card is paid with that many cards of any kind, anything else in gold."""
+    hand = [gold(1), gold(3), card(MONKS, "A"), gold(2)]
+    assert bid_capacity(hand, GOLD_LOT) == 4
+    assert bid_capacity(hand, LOT) == 6
+    assert bid_capacity([], LOT) == 0
+
+
+def _brute_force_cover(golds: list[int], amount: int) -> list[int]:
+    """The cover by definition: fewest coins, then fewest cards, then fewest 3s, over all subsets."""
+    best = None
+    for size in range(len(golds) + 1):
+        for subset in itertools.combinations(golds, size):
+            coins = sum(CARD_VALUE[c] for c in subset)
+            if coins >= amount:
+                key = (coins, size, sum(CARD_VALUE[c] == 3 for c in subset))
+                best = key if best is None or key < best else best
+    return best
+
+
+def test_cheapest_cover_overpays_least_with_the_fewest_cards():
+    rng = random.Random(5)
+    pool = [gold(value, index) for value in (1, 2, 3) for index in range(5)]
+    for _ in range(300):
+        golds = rng.sample(pool, rng.randint(1, 8))
+        amount = rng.randint(1, sum(CARD_VALUE[c] for c in golds))
+        cover = cheapest_cover(golds, amount)
+        values = [CARD_VALUE[c] for c in cover]
+        assert (sum(values), len(values), values.count(3)) == _brute_force_cover(golds, amount), (golds, amount)
+        assert values == sorted(values, reverse=True)  # higher values first ...
+        assert cover == sorted(cover, key=lambda c: (-CARD_VALUE[c], golds.index(c)))  # ... then the given order
+    assert cheapest_cover([gold(2), gold(3, 0), gold(1)], 4) == [gold(3, 0), gold(1)]  # exact, not 3+2
+    assert cheapest_cover([gold(2, 0), gold(2, 1), gold(3, 0), gold(1)], 4) == [gold(2, 0), gold(2, 1)]  # 2+2 ties 3+1
+    assert cheapest_cover([gold(3)], 0) == []
+
+
+def test_cheapest_cover_names_what_it_cannot_pay():
+    with pytest.raises(ValueError, match=r"cannot cover 7"):
+        cheapest_cover([gold(3), gold(2)], 7)
+    with pytest.raises(ValueError, match=r"gold cards only, got card 0"):
+        cheapest_cover([card(MONKS, "A")], 1)

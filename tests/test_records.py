@@ -27,6 +27,7 @@ from biblios_env import actions as act
 from biblios_env.cards import CARD_VALUE, CATEGORY_NAMES, IS_CHURCH, IS_GOLD
 from biblios_env.engine import Game
 from biblios_env.engine.log import GameLogError, to_log
+from biblios_env.engine.setup import GIFT_TURNS
 from experiments.match import parse_agent_spec, play_game
 from experiments.records import (
     CATEGORY_SLUGS,
@@ -147,7 +148,7 @@ def test_games_and_players_agree_with_the_logs(log_folder: Path, game_records: G
         seats = players[players.game_id == f"game-{index}"]
         assert list(seats.vp) == row.vp and list(seats.agent) == list(lineup)
         assert seats.win_share.sum() == pytest.approx(1.0)
-        assert row.gift_turns * (num_players + 1) == {2: 60, 3: 72, 4: 80}[num_players]
+        assert row.gift_turns == GIFT_TURNS[num_players]
         # VP = the dice of the categories won (RULES §6)
         dice = [row[f"dice_{slug}"] for slug in CATEGORY_SLUGS]
         winners = [row[f"category_winner_{slug}"] for slug in CATEGORY_SLUGS]

@@ -6,8 +6,10 @@ returns ``False`` once the auction draw pile is empty (the caller then scores th
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 from biblios_env.actions import BID_BASE, MAX_BID, PASS, PAY_BASE, REFUSE
-from biblios_env.cards import CARD_VALUE, IS_CHURCH, IS_GOLD
+from biblios_env.cards import CARD_VALUE, IS_CHURCH, IS_GOLD, gold_value
 from biblios_env.engine import church
 from biblios_env.engine.state import (
     CHANCE_AUCTION_ORDER,
@@ -104,11 +106,49 @@ def bid_legal_actions(state: State) -> list[int]:
 
 
 def capacity(state: State, seat: int) -> int:
-    """The largest bid ``seat`` could pay now: coins for non-gold cards, a card count for gold."""
-    hand = state.hands[seat]
-    if IS_GOLD[state.auction_card]:
+    """The largest bid ``seat`` could pay now for the card under auction (see :func:`bid_capacity`)."""
+    return bid_capacity(state.hands[seat], state.auction_card)
+
+
+def bid_capacity(hand: Sequence[int], auction_card: int) -> int:
+    """The largest bid ``hand`` could pay for ``auction_card`` (RULES §5): a gold card is paid
+    with that many cards of any kind, anything else with gold cards worth at least the bid."""
+    if IS_GOLD[auction_card]:
         return len(hand)
-    return sum(CARD_VALUE[card] for card in hand if IS_GOLD[card])
+    return gold_value(hand)
+
+
+def cheapest_cover(golds: Iterable[int], amount: int) -> list[int]:
+    """The gold cards among ``golds`` that pay ``amount`` overpaying least: no change is given
+    (RULES §5), so this is the cheapest way to complete a payment. Ties go to the fewest cards,
+    then to the fewest 3s; the cover lists higher values first, cards of one value in the order
+    given. Not a rule (a payer may pick any cover), but its arithmetic: agents and front ends
+    call it rather than each solving it again.
+
+    Returns ``[]`` for ``amount <= 0``; raises ValueError if ``golds`` cannot cover ``amount``.
+    """
+    if amount <= 0:
+        return []
+    by_value: dict[int, list[int]] = {1: [], 2: [], 3: []}
+    for card in golds:
+        if not IS_GOLD[card]:
+            raise ValueError(f"cheapest_cover pays with gold cards only, got card {card}")
+        by_value[CARD_VALUE[card]].append(card)
+    if len(by_value[1]) + 2 * len(by_value[2]) + 3 * len(by_value[3]) < amount:
+        raise ValueError(f"gold {[*by_value[3], *by_value[2], *by_value[1]]} cannot cover {amount}")
+    best: tuple[int, int] | None = None
+    best_counts = (0, 0, 0)
+    for threes in range(len(by_value[3]) + 1):  # only the count of each value matters
+        for twos in range(len(by_value[2]) + 1):
+            covered = 3 * threes + 2 * twos
+            ones = max(0, amount - covered)
+            if ones > len(by_value[1]):
+                continue
+            key = (covered + ones, threes + twos + ones)
+            if best is None or key < best:
+                best, best_counts = key, (threes, twos, ones)
+    threes, twos, ones = best_counts
+    return by_value[3][:threes] + by_value[2][:twos] + by_value[1][:ones]
 
 
 def bid(state: State, amount: int) -> bool:
