@@ -75,7 +75,8 @@ from biblios_env.agent_interface import AgentObservation
 from biblios_env.cards import CARD_VALUE, IS_GOLD
 from biblios_env.engine import rules
 from biblios_env.engine.sampling import sample_state
-from biblios_env.engine.state import NO_CARD, Decision, State
+from biblios_env.engine.state import NO_CARD, NO_SEAT, Decision, State
+from biblios_env.engine.views import PlayerView, player_view
 
 #: The abstract "pay with the payment policy's card" move of the tree.
 PAY_MOVE: Final = -1
@@ -89,6 +90,10 @@ SEARCHABLE: Final = {
     "church": Decision.CHURCH,
 }
 ROLLOUTS: Final = ("policy", "random")
+#: How the flat search models the other bidders on the card under auction: by the rollout
+#: policy, or by the ``value`` heuristic's own bid limit computed from each seat's view of the
+#: determinization (exact against ``value`` given the sample; see ``bidding_sample``).
+OPPONENT_MODELS: Final = ("policy", "value")
 class _Node:
     """One information set of the searcher: per move key ``[visits, reward sum, availability]``,
     and the children reached by ``(move key, what the searcher observed next)``."""
@@ -151,7 +156,16 @@ class ISMCTSAgent:
         search_refuse: bool = False,
         seed: int | None = None,
         policy: dict[str, float] | None = None,
+        opponent_model: str = "policy",
+        consistency_tries: int = 3,
     ) -> None:
+        if opponent_model not in OPPONENT_MODELS:
+            raise ValueError(f"opponent_model must be one of {OPPONENT_MODELS}, got {opponent_model!r}")
+        if isinstance(consistency_tries, bool) or int(consistency_tries) < 1:
+            raise ValueError(f"consistency_tries must be a positive int, got {consistency_tries!r}")
+        self.opponent_model = opponent_model
+        self.consistency_tries = int(consistency_tries)
+        self.model = ValueAgent()
         if iterations is None and time_limit is None:
             raise ValueError("ISMCTSAgent needs a budget: iterations, time_limit or both")
         if iterations is not None and (isinstance(iterations, bool) or int(iterations) < 1):
@@ -330,15 +344,23 @@ class ISMCTSAgent:
         budget = self.iterations
         rounds = 0
         simulated = 0
+        modelled = self.opponent_model == "value" and view.decision == Decision.BID
+        my_limit = self.heuristic.bid_limit(view, self.heuristic.assess(view)) if modelled else 0
         while _budget_left(rounds, budget, deadline):
             rounds += 1
-            base = sample_state(view, rng)
+            if modelled:
+                base, limits = self.bidding_sample(view)
+                limits[me] = my_limit
+            else:
+                base, limits = sample_state(view, rng), []
             chance_seed = rng.getrandbits(63)
             policy_seed = rng.getrandbits(63)
             for index, (_key, action) in enumerate(moves):
                 state = base.clone(rng=np.random.default_rng(chance_seed))
                 self.policy.rng = random.Random(policy_seed)
                 rules.apply(state, action)
+                if modelled:
+                    simulated += finish_bidding(state, limits, view.auction_card, view.auction_pile_size)
                 simulated += 1 + self.playout(state)
                 rewards[index].append(self.rewards(state)[me])
         self.policy.rng = rng
@@ -355,6 +377,34 @@ class ISMCTSAgent:
         mean = sum(diffs) / rounds
         spread = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (rounds - 1) / rounds)
         return moves[best][1] if mean > self.gate * spread else moves[base_index][1]
+
+    # ------------------------------------------------------------------ the opponent model
+    def bidding_sample(self, view: PlayerView) -> tuple[State, list[int]]:
+        """A determinization and every bidder's limit on the card under auction, as the ``value``
+        heuristic would set it from that seat's view of the sample; among a few samples the first
+        whose limits agree with the bidding so far (the high bidder's limit covers its bid, a seat
+        that passed would not pay more than the high bid), else the one that disagrees least."""
+        n, me = view.num_players, view.seat
+        high_bidder = NO_SEAT if view.high_bidder == NO_SEAT else (me + view.high_bidder) % n
+        passed = [view.passed[(seat - me) % n] for seat in range(n)]
+        best: tuple[int, State, list[int]] | None = None
+        for _ in range(self.consistency_tries):
+            state = sample_state(view, self.rng)
+            limits = [0] * n
+            disagreements = 0
+            for seat in range(n):
+                if seat == me or state.excluded[seat]:
+                    continue
+                seat_view = player_view(state, seat)
+                limits[seat] = self.model.bid_limit(seat_view, self.model.assess(seat_view))
+                too_low = seat == high_bidder and limits[seat] < view.high_bid
+                disagreements += too_low or (passed[seat] and limits[seat] > view.high_bid)
+            if best is None or disagreements < best[0]:
+                best = (disagreements, state, limits)
+            if not disagreements:
+                break
+        assert best is not None  # consistency_tries >= 1
+        return best[1], best[2]
 
     # ------------------------------------------------------------------ pieces
     def moves(self, state: State) -> list[tuple[int, int]]:
@@ -446,6 +496,19 @@ class ISMCTSAgent:
                 reward += weight * math.tanh((points - best_other) / 5.0)
             rewards.append(reward)
         return rewards
+
+
+def finish_bidding(state: State, limits: list[int], card: int, pile_size: int) -> int:
+    """Play the bidding on ``card`` on to its end, every bidder raising by one while the price
+    stays within its limit (the value heuristic's ascending-auction rule); returns the bids and
+    passes applied. The payment and what follows are left to the rollout."""
+    applied = 0
+    while state.decision == Decision.BID and state.auction_card == card and len(state.auction_pile) == pile_size:
+        wanted = state.high_bid + 1
+        limit = min(limits[state.current_player], MAX_BID)
+        rules.apply(state, BID_BASE + wanted if wanted <= limit else PASS)
+        applied += 1
+    return applied
 
 
 def _capacity(state: State, seat: int) -> int:

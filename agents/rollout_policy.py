@@ -117,18 +117,42 @@ class Race:
                     worst = after
         return self.scale(category) * (before - worst)
 
-    def loss(self, seat: int, card: int, hand: list[int]) -> float:
-        """Utility ``seat`` loses by giving up category card ``card`` from ``hand``."""
-        category = CARD_CATEGORY[card]
-        total, letter = self.totals[seat][category], self.letters[seat][category]
-        rest_letter = NO_LETTER
-        for other in hand:
-            if other != card and CARD_CATEGORY[other] == category and CARD_LETTER[other] < rest_letter:
-                rest_letter = CARD_LETTER[other]
-        best, best_letter = self.best_other(seat, category)
-        before = self.p_win(category, total, letter, best, best_letter)
-        after = self.p_win(category, total - CARD_VALUE[card], rest_letter, best, best_letter)
-        return self.scale(category) * (before - after)
+    def hand_costs(self, seat: int, hand: list[int], coin: float) -> list[float]:
+        """What ``seat`` loses by giving up each card of ``hand``, in hand order: :meth:`loss` for
+        a category card, its coins for a gold card, nothing for a church card.
+
+        The same numbers as calling :meth:`loss` card by card, computed once per category (a
+        payment for a gold card ranks the whole hand at every pick, so this is a hot path).
+        """
+        lowest: dict[int, tuple[int, int, int]] = {}  # category -> (best letter, its card, second letter)
+        for card in hand:
+            category = CARD_CATEGORY[card]
+            if category >= 0:
+                letter = CARD_LETTER[card]
+                first, holder, second = lowest.get(category, (NO_LETTER, -1, NO_LETTER))
+                if letter < first:
+                    lowest[category] = (letter, card, first)
+                elif letter < second:
+                    lowest[category] = (first, holder, letter)
+        before: dict[int, tuple[float, int, int]] = {}
+        costs = []
+        for card in hand:
+            category = CARD_CATEGORY[card]
+            if category < 0:
+                costs.append(coin * CARD_VALUE[card] if IS_GOLD[card] else 0.0)
+                continue
+            found = before.get(category)
+            if found is None:
+                best, best_letter = self.best_other(seat, category)
+                total, letter = self.totals[seat][category], self.letters[seat][category]
+                found = before[category] = (self.p_win(category, total, letter, best, best_letter), best, best_letter)
+            p_before, best, best_letter = found
+            first, holder, second = lowest[category]
+            rest_letter = second if card == holder else first
+            total = self.totals[seat][category]
+            after = self.p_win(category, total - CARD_VALUE[card], rest_letter, best, best_letter)
+            costs.append(self.scale(category) * (p_before - after))
+        return costs
 
     def die_weight(self, seat: int, category: int) -> float:
         """Utility for ``seat`` of raising ``category``'s die by one."""
@@ -204,7 +228,12 @@ class RolloutPolicy:
         self.bid_noise = bid_noise
         self.coin_vp = coin_vp
         self.rng = rng if rng is not None else random.Random(0)
-        self.reset()
+        self._race: Race | None = None
+        self._race_key: tuple[int, ...] | None = None
+        self._bid_limits: dict[tuple[int, int, int, int], int] = {}
+        #: The rest of the current gift turn's placement plan: ((drawn card, draw pile size,
+        #: active seat), slot) for each card still to come, in draw order.
+        self._planned: list[tuple[tuple[int, int, int], int]] = []
 
     # ------------------------------------------------------------------ helpers
     @staticmethod
@@ -272,14 +301,8 @@ class RolloutPolicy:
                 return -1
             if race is None:
                 race = self.race(state)
-            coin = self.coin_value(state, seat)
             best, choice = math.inf, -1
-            for card in hand:
-                cost = (
-                    race.loss(seat, card, hand)
-                    if CARD_CATEGORY[card] >= 0
-                    else (coin * CARD_VALUE[card] if IS_GOLD[card] else 0.0)
-                )
+            for card, cost in zip(hand, race.hand_costs(seat, hand, self.coin_value(state, seat)), strict=True):
                 if cost < best:
                     best, choice = cost, card
             return choice
@@ -319,10 +342,10 @@ class RolloutPolicy:
             return BID_BASE + wanted if wanted <= limit else PASS
         if decision == _PLACE:
             planned = self._planned
-            if planned and planned[0] == (state.drawn_card, len(state.draw_pile), state.active_player):
-                slot = planned[1]
+            if planned and planned[0][0] == (state.drawn_card, len(state.draw_pile), state.active_player):
+                slot = planned[0][1]
                 if state.quota[slot]:
-                    self._planned = planned[2]
+                    del planned[0]
                     return slot
             return self.place(state, self.cached_race(state, dead))
         if decision == _TAKE:
@@ -362,10 +385,10 @@ class RolloutPolicy:
 
     def reset(self) -> None:
         """Forget the caches (call before stepping a new state)."""
-        self._race: Race | None = None
-        self._race_key: tuple[int, ...] | None = None
-        self._bid_limits: dict[tuple[int, int, int, int], int] = {}
-        self._planned: tuple | None = None
+        self._race = None
+        self._race_key = None
+        self._bid_limits = {}
+        self._planned = []
 
     def place(self, state: State, race: Race) -> int:
         seat = state.active_player
@@ -381,7 +404,8 @@ class RolloutPolicy:
             gain = self.gain(race, state, seat, card, coin)
             harm = self.harm(race, seat, card, coin)
             rows.append((gain, share * gain - (1.0 - share) * harm, -harm))
-        best, best_pattern = -math.inf, (0,)
+        best = -math.inf
+        best_pattern: tuple[int, ...] = (0,)
         for pattern in assignment_patterns((quota[0], quota[1], quota[2])):
             value = 0.0
             for row, slot_of in zip(rows, pattern, strict=False):
@@ -389,10 +413,7 @@ class RolloutPolicy:
             if value > best:
                 best, best_pattern = value, pattern
         # Remember the rest of the plan: the next cards of this turn are known in a rollout.
-        planned = None
-        for index in range(len(cards) - 1, 0, -1):
-            planned = ((cards[index], len(pile) - index, seat), best_pattern[index], planned)
-        self._planned = planned
+        self._planned = [((cards[i], len(pile) - i, seat), best_pattern[i]) for i in range(1, len(cards))]
         return best_pattern[0]
 
     def bid_limit(self, state: State, race: Race) -> int:
@@ -402,12 +423,7 @@ class RolloutPolicy:
         coin = self.coin_value(state, seat)
         noise = 1.0 - self.bid_noise + 2.0 * self.bid_noise * self.rng.random() if self.bid_noise else 1.0
         if IS_GOLD[card]:
-            costs = (
-                race.loss(seat, other, hand)
-                if CARD_CATEGORY[other] >= 0
-                else (coin * CARD_VALUE[other] if IS_GOLD[other] else 0.0)
-                for other in hand
-            )
+            costs = race.hand_costs(seat, hand, coin)
             return min(cards_affordable(self.gain(race, state, seat, card, coin) * noise, costs), MAX_BID)
         value = (self.gain(race, state, seat, card, coin) + self.denial * self.harm(race, seat, card, coin)) * noise
         if value <= 0:
