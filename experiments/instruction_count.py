@@ -13,18 +13,30 @@ first game), and reports the difference per decision / per step. Needs ``valgrin
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Final
 
 from biblios_env import env, raw_env
 from experiments.benchmark import engine_playouts, env_playouts
 
 LOOPS = ("engine", "raw_env", "env")
 _START_UP_SEED = 10_000
+#: The runs under valgrind must do the same work every time: a fixed hash seed, and numpy's
+#: BLAS on one thread (its idle worker threads spin for a varying number of instructions,
+#: which moved the figures by up to 50% between identical runs).
+_REPRODUCIBLE: Final = {
+    **os.environ,
+    "PYTHONHASHSEED": "0",
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}
 
 
 def run_loop(loop: str, num_players: int, games: int) -> int:
@@ -49,7 +61,7 @@ def _instructions(loop: str, num_players: int, games: int) -> tuple[int, int]:
             sys.executable, "-m", "experiments.instruction_count",
             "--inner", loop, "--players", str(num_players), "--games", str(games),
         ]
-        finished = subprocess.run(command, capture_output=True, text=True, check=True)
+        finished = subprocess.run(command, capture_output=True, text=True, check=True, env=_REPRODUCIBLE)
     collected = re.search(r"Collected : (\d+)", finished.stderr)
     counted = re.search(r"^count (\d+)$", finished.stdout, re.MULTILINE)
     if collected is None or counted is None:

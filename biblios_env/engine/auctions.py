@@ -7,6 +7,7 @@ returns ``False`` once the auction draw pile is empty (the caller then scores th
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Final
 
 from biblios_env.actions import BID_BASE, MAX_BID, PASS, PAY_BASE, REFUSE
 from biblios_env.cards import CARD_VALUE, IS_CHURCH, IS_GOLD, gold_value
@@ -20,7 +21,12 @@ from biblios_env.engine.state import (
     Phase,
     Resume,
     State,
+    add_card,
+    enter_hand_publicly,
+    move_card,
+    pop_card,
     record_penalty_move,
+    remove_card,
 )
 
 
@@ -47,8 +53,7 @@ def advance(state: State) -> bool:
     state.auction_card = card
     for contributions, row in zip(state.auction_contributions, state.contribution_rows):
         if row[card]:
-            contributions.remove(card)
-            row[card] = 0
+            remove_card(contributions, row, card)
             break
     state.excluded = [False] * state.num_players
     return open_bidding(state)
@@ -84,14 +89,14 @@ def _next_bidder(state: State, seat: int) -> int:
 def _discard_unsold(state: State) -> bool:
     """Nobody bid: the revealed card is discarded face up (RULES §5.4)."""
     state.discard.append(state.auction_card)
-    state.public_discard.append(state.auction_card)
-    state.public_discard_row[state.auction_card] = 1
+    add_card(state.public_discard, state.public_discard_row, state.auction_card)
     return advance(state)
 
 
 #: For each high bid, PASS and every higher bid up to 66: copying a slice of a prepared list is
-#: about three times cheaper than building it, and bidding is most of the decisions.
-_BID_LEGAL: tuple[list[int], ...] = tuple(
+#: about three times cheaper than building it, and bidding is most of the decisions. Hand out
+#: slices (copies) only, never these lists.
+BID_LEGAL: Final[tuple[list[int], ...]] = tuple(
     [PASS, *range(BID_BASE + high_bid + 1, BID_BASE + MAX_BID + 1)] for high_bid in range(MAX_BID + 1)
 )
 
@@ -101,8 +106,8 @@ def bid_legal_actions(state: State) -> list[int]:
     when ``strict_bids`` is on (RULES §5: bluffing is allowed by default)."""
     high_bid = state.high_bid
     if state.strict_bids:
-        return _BID_LEGAL[high_bid][: 1 + max(0, capacity(state, state.current_player) - high_bid)]
-    return _BID_LEGAL[high_bid][:]
+        return BID_LEGAL[high_bid][: 1 + max(0, capacity(state, state.current_player) - high_bid)]
+    return BID_LEGAL[high_bid][:]
 
 
 def capacity(state: State, seat: int) -> int:
@@ -202,32 +207,25 @@ def pay_legal_actions(state: State) -> list[int]:
 def pay(state: State, card: int) -> bool:
     """Add ``card`` to the payment; once covered, the winner takes the auctioned card."""
     seat = state.current_player
-    state.hands[seat].remove(card)
-    state.hand_rows[seat][card] = 0
+    remove_card(state.hands[seat], state.hand_rows[seat], card)
     state.payment.append(card)
     if IS_GOLD[state.auction_card]:
         if len(state.payment) < state.high_bid:
             return True
         # Paid face down: the others learn how many cards, not which (RULES §5, §7).
         state.private_discard[seat].extend(state.payment)
-        private_row = state.private_discard_rows[seat]
-        for paid in state.payment:
-            private_row[paid] = 1
         state.public_at_last_loss[seat] = tuple(state.public_hands[seat])
     else:
         state.payment_value += CARD_VALUE[card]
         if state.payment_value < state.high_bid:
             return True
-        state.public_discard.extend(state.payment)
-        public_discard_row = state.public_discard_row
         for paid in state.payment:
-            public_discard_row[paid] = 1
+            add_card(state.public_discard, state.public_discard_row, paid)
         # A card may be publicly known in another hand too, if it moved there in a penalty.
         for public, row in zip(state.public_hands, state.public_hand_rows):
             for paid in state.payment:
                 if row[paid]:
-                    public.remove(paid)
-                    row[paid] = 0
+                    remove_card(public, row, paid)
     state.discard.extend(state.payment)
     state.payment = []
     state.payment_value = 0
@@ -236,10 +234,7 @@ def pay(state: State, card: int) -> bool:
     if IS_CHURCH[won]:
         church.acquire(state, seat, won, Resume.AUCTIONING)
         return True
-    state.hands[seat].append(won)
-    state.hand_rows[seat][won] = 1
-    state.public_hands[seat].append(won)
-    state.public_hand_rows[seat][won] = 1
+    enter_hand_publicly(state, seat, won)
     return advance(state)
 
 
@@ -249,9 +244,8 @@ def refuse(state: State) -> bool:
     seat = state.current_player
     hand = state.hands[seat]
     hand_row = state.hand_rows[seat]
-    hand.extend(state.payment)
     for card in state.payment:
-        hand_row[card] = 1
+        add_card(hand, hand_row, card)
     state.payment = []
     state.payment_value = 0
     rng = state.rng
@@ -259,11 +253,9 @@ def refuse(state: State) -> bool:
     if state.bluffs:
         # "Medieval bluffs": the left neighbour blindly picks one card to discard.
         if hand:
-            card = hand.pop(int(rng.random() * len(hand)))
-            hand_row[card] = 0
+            card = pop_card(hand, hand_row, int(rng.random() * len(hand)))
             state.discard.append(card)
             state.private_discard[seat].append(card)
-            state.private_discard_rows[seat][card] = 1
             moved.append(card)
             state.public_at_last_loss[seat] = tuple(state.public_hands[seat])
     else:
@@ -273,10 +265,8 @@ def refuse(state: State) -> bool:
             receiver = (receiver + 1) % n  # the next seat to the left
             if not hand:
                 break
-            card = hand.pop(int(rng.random() * len(hand)))  # a uniform pick, cheaper than integers()
-            hand_row[card] = 0
-            state.hands[receiver].append(card)
-            state.hand_rows[receiver][card] = 1
+            index = int(rng.random() * len(hand))  # a uniform pick, cheaper than integers()
+            card = move_card(hand, hand_row, index, state.hands[receiver], state.hand_rows[receiver])
             state.penalty_moves.append((seat, receiver, card))
             record_penalty_move(state, seat, receiver, card)
             moved.append(card)

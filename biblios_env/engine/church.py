@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from biblios_env.actions import CHURCH_MOVES, church_changes
 from biblios_env.cards import CARD_CHURCH, DIE_MAX, DIE_MIN
-from biblios_env.engine.state import NO_CARD, NO_SEAT, Decision, State
+from biblios_env.engine.state import NO_CARD, NO_SEAT, Decision, State, add_card
 
 
 def acquire(state: State, seat: int, card: int, resume: int) -> None:
@@ -25,11 +25,14 @@ def acquire(state: State, seat: int, card: int, resume: int) -> None:
 def options(card: int, dice: Sequence[int]) -> list[int]:
     """The ways to resolve church ``card`` with these dice, ascending: DECLINE plus every die
     change that keeps each die within 1..6 (RULES §4)."""
-    return [
-        action
-        for action, changes in CHURCH_MOVES[CARD_CHURCH[card]]
-        if all(DIE_MIN <= dice[category] + delta <= DIE_MAX for category, delta in changes)
-    ]
+    legal = []
+    for action, changes in CHURCH_MOVES[CARD_CHURCH[card]]:
+        for category, delta in changes:
+            if not DIE_MIN <= dice[category] + delta <= DIE_MAX:
+                break
+        else:  # plain loops: three times cheaper than all() over a generator
+            legal.append(action)
+    return legal
 
 
 def legal_actions(state: State) -> list[int]:
@@ -43,7 +46,6 @@ def resolve(state: State, action: int) -> None:
     for category, delta in church_changes(action, card):
         state.dice[category] += delta
     state.discard.append(card)
-    state.public_discard.append(card)
-    state.public_discard_row[card] = 1
+    add_card(state.public_discard, state.public_discard_row, card)
     state.church_card = NO_CARD
     state.church_owner = NO_SEAT

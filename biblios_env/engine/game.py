@@ -149,16 +149,24 @@ class Game:
         index = bisect_left(legal, action)  # legal is ascending; a list scan costs far more on bids
         if index == len(legal) or legal[index] != action:
             raise IllegalActionError(self._illegal_message(action, legal))
-        rules.apply(self.state, action)
+        state = self.state
+        rules.apply(state, action)
         self.history.append(action)
-        self.apply_forced()
+        legal = self._legal = rules.legal_actions(state)  # apply_forced(), inlined: it runs at every decision
+        if len(legal) == 1 and self.auto_forced:
+            self._apply_single_options(legal)
 
     def apply_forced(self) -> None:
         """Cache the next decision's legal actions and, when ``auto_forced``, apply
         single-option decisions until a real choice (or the end)."""
+        legal = self._legal = rules.legal_actions(self.state)
+        if len(legal) == 1 and self.auto_forced:
+            self._apply_single_options(legal)
+
+    def _apply_single_options(self, legal: list[int]) -> None:
+        """Apply decisions while they have a single legal action, caching the next decision's."""
         state = self.state
-        legal = self._legal = rules.legal_actions(state)
-        while len(legal) == 1 and self.auto_forced:
+        while len(legal) == 1:
             rules.apply(state, legal[0])
             self.history.append(legal[0])
             legal = self._legal = rules.legal_actions(state)

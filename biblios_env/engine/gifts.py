@@ -10,7 +10,7 @@ from __future__ import annotations
 from biblios_env.actions import AUCTION, KEEP
 from biblios_env.cards import IS_CHURCH
 from biblios_env.engine import church
-from biblios_env.engine.state import NO_CARD, Decision, Resume, State
+from biblios_env.engine.state import NO_CARD, Decision, Resume, State, add_card, enter_hand_publicly, remove_card
 
 
 def start_turn(state: State, active: int) -> None:
@@ -41,11 +41,9 @@ def place(state: State, slot: int) -> None:
         state.kept_card = card
     elif slot == AUCTION:
         state.auction_pile.append(card)
-        state.auction_contributions[seat].append(card)
-        state.contribution_rows[seat][card] = 1
+        add_card(state.auction_contributions[seat], state.contribution_rows[seat], card)
     else:
-        state.common_area.append(card)
-        state.common_row[card] = 1
+        add_card(state.common_area, state.common_row, card)
     continue_placing(state)
 
 
@@ -55,8 +53,7 @@ def continue_placing(state: State) -> None:
         _draw(state)
         return
     if state.kept_card != NO_CARD:
-        state.hands[state.active_player].append(state.kept_card)
-        state.hand_rows[state.active_player][state.kept_card] = 1
+        add_card(state.hands[state.active_player], state.hand_rows[state.active_player], state.kept_card)
         state.kept_card = NO_CARD
     state.taker = state.active_player
     next_taker(state)
@@ -75,13 +72,9 @@ def next_taker(state: State) -> bool:
 def take(state: State, card: int) -> bool:
     """The current taker takes ``card`` from the common area; ``True`` if play goes on in this turn."""
     seat = state.current_player
-    state.common_area.remove(card)
-    state.common_row[card] = 0
+    remove_card(state.common_area, state.common_row, card)
     if IS_CHURCH[card]:
         church.acquire(state, seat, card, Resume.TAKING)
         return True
-    state.hands[seat].append(card)
-    state.hand_rows[seat][card] = 1
-    state.public_hands[seat].append(card)
-    state.public_hand_rows[seat][card] = 1
+    enter_hand_publicly(state, seat, card)
     return next_taker(state)

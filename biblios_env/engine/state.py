@@ -106,7 +106,6 @@ class State:
         "common_row",
         "public_hand_rows",
         "public_discard_row",
-        "private_discard_rows",
         "contribution_rows",
         "penalty_views",
         # chance
@@ -160,14 +159,13 @@ class State:
     #: payment, penalty, blind discard): public cards acquired since are certainly still in hand.
     public_at_last_loss: list[tuple[int, ...]]
     #: Indicator rows (a ``bytearray`` of 87, 1 where the card is in the list) kept in step
-    #: with ``hands``, ``common_area``, ``public_hands``, ``public_discard``, ``private_discard``
-    #: and ``auction_contributions``: the observation encoder copies them instead of looping
+    #: with ``hands``, ``common_area``, ``public_hands``, ``public_discard`` and
+    #: ``auction_contributions``: the observation encoder copies them instead of looping
     #: over cards at every environment step.
     hand_rows: list[bytearray]
     common_row: bytearray
     public_hand_rows: list[bytearray]
     public_discard_row: bytearray
-    private_discard_rows: list[bytearray]
     contribution_rows: list[bytearray]
     #: Per seat, the penalty moves as that seat sees them: ``(relative defaulter, relative
     #: receiver, card or -1 unless the seat gave or received it)``, in order.
@@ -223,7 +221,6 @@ class State:
         other.common_row = bytearray(self.common_row)
         other.public_hand_rows = [bytearray(row) for row in self.public_hand_rows]
         other.public_discard_row = bytearray(self.public_discard_row)
-        other.private_discard_rows = [bytearray(row) for row in self.private_discard_rows]
         other.contribution_rows = [bytearray(row) for row in self.contribution_rows]
         other.penalty_views = [moves[:] for moves in self.penalty_views]
         if rng is not None:
@@ -249,7 +246,6 @@ class State:
         self.common_row = indicator_row(self.common_area)
         self.public_hand_rows = [indicator_row(cards) for cards in self.public_hands]
         self.public_discard_row = indicator_row(self.public_discard)
-        self.private_discard_rows = [indicator_row(cards) for cards in self.private_discard]
         self.contribution_rows = [indicator_row(cards) for cards in self.auction_contributions]
         self.penalty_views = [[] for _ in range(n)]
         for giver, receiver, card in self.penalty_moves:
@@ -277,6 +273,43 @@ def indicator_row(cards: list[int]) -> bytearray:
     for card in cards:
         row[card] = 1
     return row
+
+
+def add_card(cards: list[int], row: bytearray, card: int) -> None:
+    """Put ``card`` into a card list and into its indicator row: the two always change together."""
+    cards.append(card)
+    row[card] = 1
+
+
+def remove_card(cards: list[int], row: bytearray, card: int) -> None:
+    """Take ``card`` out of a card list and out of its indicator row."""
+    cards.remove(card)
+    row[card] = 0
+
+
+def pop_card(cards: list[int], row: bytearray, index: int) -> int:
+    """Take the card at ``index`` out of a card list and its indicator row; returns it."""
+    card = cards.pop(index)
+    row[card] = 0
+    return card
+
+
+def move_card(cards: list[int], row: bytearray, index: int, to_cards: list[int], to_row: bytearray) -> int:
+    """Move the card at ``index`` from one card list (and its row) to the end of another; returns it."""
+    card = cards.pop(index)
+    row[card] = 0
+    to_cards.append(card)
+    to_row[card] = 1
+    return card
+
+
+def enter_hand_publicly(state: State, seat: int, card: int) -> None:
+    """``card`` enters ``seat``'s hand in view of the table (taken from the common area or won
+    at auction): it joins the hand and the seat's publicly known cards (RULES §7)."""
+    state.hands[seat].append(card)
+    state.hand_rows[seat][card] = 1
+    state.public_hands[seat].append(card)
+    state.public_hand_rows[seat][card] = 1
 
 
 def record_penalty_move(state: State, giver: int, receiver: int, card: int) -> None:
