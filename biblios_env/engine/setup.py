@@ -11,8 +11,8 @@ from typing import Final
 
 import numpy as np
 
-from biblios_env.cards import DIE_START, GOLD_IDS_BY_VALUE, NUM_CARDS, NUM_CATEGORIES
-from biblios_env.engine.state import NO_CARD, NO_SEAT, Decision, Phase, Resume, State
+from biblios_env.cards import GOLD_IDS_BY_VALUE, NUM_CARDS
+from biblios_env.engine.state import State
 
 PLAYER_COUNTS: Final = (2, 3, 4)
 #: Gold cards of *each* value removed before the random removals (RULES §2.2).
@@ -107,48 +107,14 @@ def new_state(
     num_players = check_num_players(num_players)
     first_player = check_seat(first_player, num_players, "first_player")
     draw, removed = deal(num_players, rng) if deck is None else check_deck(deck, num_players)
-    state = State.__new__(State)
-    state.num_players = num_players
-    state.first_player = first_player
-    state.bluffs = bluffs
-    state.strict_bids = strict_bids
-    state.auction_order_placed = auction_order_placed
-    state.phase = Phase.GIFT
-    state.decision = Decision.PLACE
-    state.current_player = first_player
-    state.active_player = first_player
-    state.dice = [DIE_START] * NUM_CATEGORIES
-    state.hands = [[] for _ in range(num_players)]
-    state.draw_pile = draw[::-1]
-    state.auction_pile = []
-    state.common_area = []
-    state.discard = []
+    state = State(
+        num_players,
+        rng,
+        first_player=first_player,
+        bluffs=bluffs,
+        strict_bids=strict_bids,
+        auction_order_placed=auction_order_placed,
+    )
+    state.draw_pile = draw[::-1]  # top card last
     state.removed = removed
-    state.drawn_card = NO_CARD
-    state.kept_card = NO_CARD
-    state.quota = [0, 0, 0]
-    state.taker = NO_SEAT
-    state.church_card = NO_CARD
-    state.church_owner = NO_SEAT
-    state.church_resume = Resume.PLACING
-    state.auction_card = NO_CARD
-    state.high_bid = 0
-    state.high_bidder = NO_SEAT
-    state.passed = [False] * num_players
-    state.excluded = [False] * num_players
-    state.payment = []
-    state.payment_value = 0
-    state.public_hands = [[] for _ in range(num_players)]
-    state.public_discard = []
-    state.private_discard = [[] for _ in range(num_players)]
-    state.auction_contributions = [[] for _ in range(num_players)]
-    state.penalty_moves = []
-    state.public_at_last_loss = [()] * num_players
-    state.init_derived()
-    state._rng = rng
-    state._rng_state = None
-    state.chance = []
-    state.vp = []
-    state.winners = []
-    state.category_winners = []
     return state

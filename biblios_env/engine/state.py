@@ -11,7 +11,7 @@ from enum import IntEnum
 
 import numpy as np
 
-from biblios_env.cards import NUM_CARDS
+from biblios_env.cards import DIE_START, NUM_CARDS, NUM_CATEGORIES
 
 
 class Phase(IntEnum):
@@ -177,6 +177,66 @@ class State:
     winners: list[int]
     category_winners: list[int]
 
+    def __init__(
+        self,
+        num_players: int,
+        rng: np.random.Generator,
+        *,
+        first_player: int = 0,
+        bluffs: bool = False,
+        strict_bids: bool = False,
+        auction_order_placed: bool = False,
+    ) -> None:
+        """An empty table before the deal: dice at 3, no card anywhere, ``first_player`` to place.
+
+        The one constructor: setup (:func:`~biblios_env.engine.setup.new_state`) then deals the
+        draw pile, and the determinization sampler fills in a whole position; both leave every
+        other field as set here. The arguments are trusted (setup checks a game's options).
+        """
+        self.num_players = num_players
+        self.first_player = first_player
+        self.bluffs = bluffs
+        self.strict_bids = strict_bids
+        self.auction_order_placed = auction_order_placed
+        self.phase = Phase.GIFT
+        self.decision = Decision.PLACE
+        self.current_player = first_player
+        self.active_player = first_player
+        self.dice = [DIE_START] * NUM_CATEGORIES
+        self.hands = [[] for _ in range(num_players)]
+        self.draw_pile = []
+        self.auction_pile = []
+        self.common_area = []
+        self.discard = []
+        self.removed = []
+        self.drawn_card = NO_CARD
+        self.kept_card = NO_CARD
+        self.quota = [0, 0, 0]
+        self.taker = NO_SEAT
+        self.church_card = NO_CARD
+        self.church_owner = NO_SEAT
+        self.church_resume = Resume.PLACING
+        self.auction_card = NO_CARD
+        self.high_bid = 0
+        self.high_bidder = NO_SEAT
+        self.passed = [False] * num_players
+        self.excluded = [False] * num_players
+        self.payment = []
+        self.payment_value = 0
+        self.public_hands = [[] for _ in range(num_players)]
+        self.public_discard = []
+        self.private_discard = [[] for _ in range(num_players)]
+        self.auction_contributions = [[] for _ in range(num_players)]
+        self.penalty_moves = []
+        self.public_at_last_loss = [()] * num_players
+        self.init_derived()
+        self._rng = rng
+        self._rng_state = None
+        self.chance = []
+        self.vp = []
+        self.winners = []
+        self.category_winners = []
+
     def clone(self, rng: np.random.Generator | None = None) -> State:
         """An independent copy that replays the same chance events as the original, unless
         ``rng`` is given (search code passes its own generator to vary chance)."""
@@ -239,8 +299,8 @@ class State:
         return other
 
     def init_derived(self) -> None:
-        """(Re)build the derived fields from the card lists and ``penalty_moves``; called once
-        by setup and by code that assembles a state by hand (the determinization sampler)."""
+        """(Re)build the derived fields from the card lists and ``penalty_moves``: called by the
+        constructor, and by the determinization sampler once it has filled in the lists."""
         n = self.num_players
         self.hand_rows = [indicator_row(hand) for hand in self.hands]
         self.common_row = indicator_row(self.common_area)
