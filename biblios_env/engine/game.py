@@ -18,8 +18,14 @@ from biblios_env.engine import rules
 from biblios_env.engine.setup import check_num_players, check_seat, new_state
 from biblios_env.engine.state import NO_CARD, Decision, Phase, State
 
-PENALTIES: Final = ("standard", "bluffs")
-AUCTION_ORDERS: Final = ("shuffle", "placed")
+STANDARD: Final = "standard"
+#: The "medieval bluffs" penalty variant (RULES §5).
+BLUFFS: Final = "bluffs"
+PENALTIES: Final = (STANDARD, BLUFFS)
+SHUFFLED_ORDER: Final = "shuffle"
+#: Auctions in the order the cards were placed (to reproduce rulebook scenarios).
+PLACED_ORDER: Final = "placed"
+AUCTION_ORDERS: Final = (SHUFFLED_ORDER, PLACED_ORDER)
 PHASE_NAMES: Final = ("gift", "auction", "end")
 
 
@@ -68,6 +74,15 @@ class Game:
 
     __slots__ = ("_legal", "auto_forced", "config", "deck", "deck_given", "history", "seed", "state")
 
+    config: dict[str, Any]
+    seed: int
+    deck: tuple[int, ...]
+    deck_given: bool
+    auto_forced: bool
+    state: State
+    history: list[int]
+    _legal: list[int] | None
+
     def __init__(
         self,
         num_players: int = 2,
@@ -81,32 +96,66 @@ class Game:
         auto_forced: bool = True,
     ) -> None:
         num_players = check_num_players(num_players)
-        self.config: dict[str, Any] = {
+        config: dict[str, Any] = {
             "num_players": num_players,
             "penalty": _check_choice("penalty", penalty, PENALTIES),
             "strict_bids": _check_bool("strict_bids", strict_bids),
             "first_player": check_seat(first_player, num_players, "first_player"),
             "auction_order": _check_choice("auction_order", auction_order, AUCTION_ORDERS),
         }
-        self.seed = secrets.randbits(63) if seed is None else check_seed(seed)
-        self.deck_given = deck is not None
-        self.auto_forced = _check_bool("auto_forced", auto_forced)
-        self.state: State = new_state(
+        seed = secrets.randbits(63) if seed is None else check_seed(seed)
+        state = new_state(
             num_players,
-            np.random.default_rng(self.seed),
-            first_player=self.config["first_player"],
-            bluffs=penalty == "bluffs",
-            strict_bids=self.config["strict_bids"],
-            auction_order_placed=auction_order == "placed",
+            np.random.default_rng(seed),
+            first_player=config["first_player"],
+            bluffs=penalty == BLUFFS,
+            strict_bids=config["strict_bids"],
+            auction_order_placed=auction_order == PLACED_ORDER,
             deck=deck,
         )
-        #: The draw pile as dealt, top first (a chance outcome of the game log).
-        self.deck: tuple[int, ...] = tuple(self.state.draw_pile[::-1])
-        #: Every action applied, forced ones included, so a log replays without ``auto_forced``.
-        self.history: list[int] = []
-        self._legal: list[int] | None = None
-        rules.start_game(self.state)
+        deck_as_dealt = tuple(state.draw_pile[::-1])
+        self._fill(config, seed, deck_as_dealt, deck is not None, _check_bool("auto_forced", auto_forced), state, [])
+        rules.start_game(state)
         self.apply_forced()
+
+    @classmethod
+    def from_state(cls, state: State, seed: int, *, auto_forced: bool = True) -> Game:
+        """A game around a position built elsewhere (a determinization sampled from a view): its
+        options are read from the state, ``seed`` is recorded for its log, and the history starts
+        empty. The draw pile as dealt is unknown there, so :attr:`deck` is empty."""
+        config = {
+            "num_players": state.num_players,
+            "penalty": BLUFFS if state.bluffs else STANDARD,
+            "strict_bids": state.strict_bids,
+            "first_player": state.first_player,
+            "auction_order": PLACED_ORDER if state.auction_order_placed else SHUFFLED_ORDER,
+        }
+        game = cls.__new__(cls)
+        game._fill(config, seed, (), False, auto_forced, state, [])
+        return game
+
+    def _fill(
+        self,
+        config: dict[str, Any],
+        seed: int,
+        deck: tuple[int, ...],
+        deck_given: bool,
+        auto_forced: bool,
+        state: State,
+        history: list[int],
+        legal: list[int] | None = None,
+    ) -> None:
+        """Set every field: the one list of them, for ``__init__``, :meth:`from_state` and :meth:`clone`."""
+        self.config = config
+        self.seed = seed
+        #: The draw pile as dealt, top first (a chance outcome of the game log).
+        self.deck = deck
+        self.deck_given = deck_given
+        self.auto_forced = auto_forced
+        self.state = state
+        #: Every action applied, forced ones included, so a log replays without ``auto_forced``.
+        self.history = history
+        self._legal = legal
 
     # ----------------------------------------------------------------- queries
     @property
@@ -191,14 +240,10 @@ class Game:
     def clone(self, rng: np.random.Generator | None = None) -> Game:
         """An independent copy (history included); see :meth:`State.clone` for ``rng``."""
         other = Game.__new__(Game)
-        other.config = self.config
-        other.seed = self.seed
-        other.deck_given = self.deck_given
-        other.deck = self.deck
-        other.auto_forced = self.auto_forced
-        other.state = self.state.clone(rng)
-        other.history = self.history[:]
-        other._legal = self._legal
+        other._fill(
+            self.config, self.seed, self.deck, self.deck_given, self.auto_forced, self.state.clone(rng),
+            self.history[:], self._legal,
+        )  # fmt: skip
         return other
 
     # ----------------------------------------------------------------- reporting

@@ -42,6 +42,7 @@ shuffle, penalty picks) are new too.
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass, field
 from typing import Final
 
 import numpy as np
@@ -77,22 +78,25 @@ def sample_game(view: PlayerView, rng: np.random.Generator | random.Random) -> G
     The game's ``deck`` (the draw pile as dealt) is unknown for a sampled position and left empty.
     """
     state = sample_state(view, rng)
-    game = Game.__new__(Game)
-    game.config = {
-        "num_players": view.num_players,
-        "penalty": "bluffs" if view.bluffs else "standard",
-        "strict_bids": view.strict_bids,
-        "first_player": state.first_player,
-        "auction_order": "placed" if view.auction_order_placed else "shuffle",
-    }
-    game.seed = int(state.rng.integers(1 << 62))
-    game.deck_given = False
-    game.deck = ()
-    game.auto_forced = True
-    game.state = state
-    game.history = []
-    game._legal = None
-    return game
+    return Game.from_state(state, seed=int(state.rng.integers(1 << 62)))
+
+
+@dataclass(slots=True)
+class _Sample:
+    """The sampled position as it is put together, by absolute seat."""
+
+    hands: list[list[int]]
+    face_down: list[list[int]]  # face-down discards (face-down payments and blind discards)
+    hand_room: list[int]  # hand slots still to fill with never-seen cards
+    face_down_room: list[int]  # face-down discards still to fill with never-seen cards
+    sent: list[list[tuple[int, int]]]  # per giver: (receiver, card) moved by a penalty in the sample
+    removed: list[int] = field(default_factory=list)
+    draw_pile: list[int] = field(default_factory=list)
+    auction_pile: list[int] = field(default_factory=list)
+    contributions: list[list[int]] = field(default_factory=list)  # each seat's cards in the auction pile
+    drawn_card: int = NO_CARD
+    kept_card: int = NO_CARD
+    penalty_moves: list[tuple[int, int, int]] = field(default_factory=list)
 
 
 class _Sampler:
@@ -101,8 +105,20 @@ class _Sampler:
     def __init__(self, view: PlayerView, rng: random.Random) -> None:
         self.view = view
         self.rng = rng
-        self.n = view.num_players
-        self.me = view.seat
+        self.n = n = view.num_players
+        self.me = me = view.seat
+        self.opponents = [self.seat(relative) for relative in range(1, n)]
+        # What the view says about each seat, by absolute seat.
+        self.hand_sizes = [view.hand_sizes[(seat - me) % n] for seat in range(n)]
+        self.face_down_counts = [
+            view.face_down_counts[(seat - me) % n] if view.face_down_counts else 0 for seat in range(n)
+        ]
+        self.public_at_last_loss = [
+            set(view.public_at_last_loss[(seat - me) % n]) if view.public_at_last_loss else set() for seat in range(n)
+        ]
+        # Hidden places outside the hands: the card an opponent is placing, the others' auction cards.
+        self.placing_hidden = view.phase == Phase.GIFT and view.decision == Decision.PLACE and view.current_player != 0
+        self.auction_hidden = view.auction_pile_size - len(view.own_auction_cards)
 
     def seat(self, relative: int) -> int:
         return NO_SEAT if relative == NO_SEAT else (self.me + relative) % self.n
@@ -122,22 +138,20 @@ class _Sampler:
                 known.add(card)
         return known
 
-    # ------------------------------------------------------------------ the sample
-    def build(self, state_rng: np.random.Generator) -> State:
-        view, rng, n, me = self.view, self.rng, self.n, self.me
-        known = self.known_cards()
-        opponents = [self.seat(r) for r in range(1, n)]
-
-        # Cards known to be in (or to have left unseen from) an opponent's hand: card -> seat.
+    def known_owners(self, known: set[int]) -> tuple[dict[int, int], set[int], list[int], list[list[int]]]:
+        """Cards known to be in (or to have left unseen from) an opponent's hand, from the view's
+        public cards and penalty record: ``(card -> seat, cards the viewer gave in penalties,
+        cards each seat lost in penalties, per giver the receivers other than the viewer)``."""
+        view, me = self.view, self.me
         owner: dict[int, int] = {}
-        for relative in range(1, n):
+        for relative in range(1, self.n):
             seat = self.seat(relative)
             for card in view.opponent_cards[relative - 1]:
                 if card not in known:
                     owner[card] = seat
         given_by_viewer: set[int] = set()
-        losses = [0] * n  # cards each seat lost in penalties to players other than the viewer
-        penalty_slots: list[list[int]] = [[] for _ in range(n)]  # per giver: receivers (viewer excluded)
+        losses = [0] * self.n
+        penalty_slots: list[list[int]] = [[] for _ in range(self.n)]
         for giver, receiver, card in view.penalty_moves:
             giver, receiver = self.seat(giver), self.seat(receiver)
             if giver == me and card != NO_CARD and card not in known:
@@ -146,37 +160,54 @@ class _Sampler:
             elif receiver != me:
                 penalty_slots[giver].append(receiver)
             losses[giver] += 1
+        return owner, given_by_viewer, losses, penalty_slots
 
-        hand_sizes = [view.hand_sizes[(seat - me) % n] for seat in range(n)]
-        face_down = [view.face_down_counts[(seat - me) % n] if view.face_down_counts else 0 for seat in range(n)]
-        last_loss = [
-            set(view.public_at_last_loss[(seat - me) % n]) if view.public_at_last_loss else set() for seat in range(n)
-        ]
-        certain: list[list[int]] = [[] for _ in range(n)]
-        uncertain: list[list[int]] = [[] for _ in range(n)]
+    # ------------------------------------------------------------------ the sample
+    def build(self, state_rng: np.random.Generator) -> State:
+        known = self.known_cards()
+        owner, given_by_viewer, losses, penalty_slots = self.known_owners(known)
+        sample = self.keep_or_lose(owner, given_by_viewer, losses, penalty_slots)
+        sample.removed, fresh, churches = self.never_seen(known.union(owner))
+        self.check_counts(sample, fresh, churches)
+        others_in_auction = self.deal_never_seen(sample, fresh, churches)
+        sample.auction_pile, sample.contributions = self.auction_pile(
+            list(self.view.own_auction_cards), others_in_auction
+        )
+        sample.face_down[self.me] = list(self.view.own_face_down_discard)
+        sample.penalty_moves = self.penalty_moves(sample.sent, sample.hands, owner)
+        return self.state(sample, state_rng)
+
+    def keep_or_lose(
+        self, owner: dict[int, int], given_by_viewer: set[int], losses: list[int], penalty_slots: list[list[int]]
+    ) -> _Sample:
+        """Put each card known to have been in an opponent's hand: certainly there if it came in
+        after the seat's last unseen loss, else in the hand or lost, like drawing without
+        replacement over the seat's hand slots and loss slots (see the module docstring)."""
+        rng, me = self.rng, self.me
+        certain: list[list[int]] = [[] for _ in range(self.n)]
+        uncertain: list[list[int]] = [[] for _ in range(self.n)]
         for card in sorted(owner):
             seat = owner[card]
-            given = card in given_by_viewer
-            may_be_gone = bool(face_down[seat] or losses[seat]) if given else card in last_loss[seat]
+            if card in given_by_viewer:
+                may_be_gone = bool(self.face_down_counts[seat] or losses[seat])
+            else:
+                may_be_gone = card in self.public_at_last_loss[seat]
             (uncertain if may_be_gone else certain)[seat].append(card)
-
-        hands: list[list[int]] = [[] for _ in range(n)]
-        hands[me] = list(view.hand)
-        face_down_cards: list[list[int]] = [[] for _ in range(n)]
-        hand_room = [0] * n
+        hands: list[list[int]] = [[] for _ in range(self.n)]
+        hands[me] = list(self.view.hand)
+        hand_room = [0] * self.n
         gone: list[tuple[int, int]] = []  # (seat it left, card)
-        for seat in opponents:
+        for seat in self.opponents:
             hands[seat] = certain[seat][:]
-            room = hand_sizes[seat] - len(certain[seat])
+            room = self.hand_sizes[seat] - len(certain[seat])
             if room < 0:
                 raise InconsistentViewError(
-                    f"seat {seat} holds {hand_sizes[seat]} cards but {len(certain[seat])} are known to be in hand"
+                    f"seat {seat} holds {self.hand_sizes[seat]} cards but {len(certain[seat])} are known to be in hand"
                 )
-            departures = face_down[seat] + len(penalty_slots[seat])
+            departures = self.face_down_counts[seat] + len(penalty_slots[seat])
             cards = uncertain[seat]
             rng.shuffle(cards)
             for card in cards:
-                # Sampling without replacement over the seat's hand slots and unseen-loss slots.
                 if room and (not departures or rng.random() * (room + departures) < room):
                     hands[seat].append(card)
                     room -= 1
@@ -184,35 +215,45 @@ class _Sampler:
                     gone.append((seat, card))
                     departures = max(departures - 1, 0)
             hand_room[seat] = room
-
-        # Cards that left an opponent's hand unseen go to one of its loss slots.
-        face_down_room = face_down[:]
+        face_down_room = self.face_down_counts[:]
         face_down_room[me] = 0
-        sent: list[list[tuple[int, int]]] = [[] for _ in range(n)]  # per giver: (receiver, card) via penalties
+        sample = _Sample(hands, [[] for _ in range(self.n)], hand_room, face_down_room, [[] for _ in range(self.n)])
         for seat, card in gone:
-            options: list[tuple[int, int]] = []
-            options.extend((_FACE_DOWN, seat) for _ in range(face_down_room[seat]))
-            options.extend((_HAND, receiver) for receiver in penalty_slots[seat] if hand_room[receiver])
-            via_penalty = True
-            if not options:  # a card that moved on more than once: any place an opponent's card can be
-                via_penalty = False
-                options = [(_FACE_DOWN, s) for s in opponents if face_down_room[s]]
-                options += [(_HAND, s) for s in opponents if hand_room[s]]
-            if not options:
-                raise InconsistentViewError(f"no place left for card {card}, known to have been in seat {seat}'s hand")
-            place, target = options[rng.randrange(len(options))]
-            if place == _FACE_DOWN:
-                face_down_cards[target].append(card)
-                face_down_room[target] -= 1
-            else:
-                hands[target].append(card)
-                hand_room[target] -= 1
-                if via_penalty:
-                    penalty_slots[seat].remove(target)
-                    sent[seat].append((target, card))
+            self.place_lost_card(sample, seat, card, penalty_slots)
+        return sample
 
-        # Never-seen cards: the setup's gold removals first, then everything else at random.
-        placed = known.union(owner)
+    def place_lost_card(self, sample: _Sample, seat: int, card: int, penalty_slots: list[list[int]]) -> None:
+        """A card that left ``seat``'s hand unseen goes to one of its loss slots: its face-down
+        discards or the hand of a seat that received a penalty card from it."""
+        options: list[tuple[int, int]] = []
+        options.extend((_FACE_DOWN, seat) for _ in range(sample.face_down_room[seat]))
+        options.extend((_HAND, receiver) for receiver in penalty_slots[seat] if sample.hand_room[receiver])
+        via_penalty = True
+        if not options:  # a card that moved on more than once: any place an opponent's card can be
+            via_penalty = False
+            options = [(_FACE_DOWN, other) for other in self.opponents if sample.face_down_room[other]]
+            options += [(_HAND, other) for other in self.opponents if sample.hand_room[other]]
+        if not options:
+            raise InconsistentViewError(f"no place left for card {card}, known to have been in seat {seat}'s hand")
+        place, target = options[self.rng.randrange(len(options))]
+        if place == _FACE_DOWN:
+            sample.face_down[target].append(card)
+            sample.face_down_room[target] -= 1
+        else:
+            sample.hands[target].append(card)
+            sample.hand_room[target] -= 1
+            if via_penalty:
+                penalty_slots[seat].remove(target)
+                sample.sent[seat].append((target, card))
+
+    def never_seen(self, placed: set[int]) -> tuple[list[int], list[int], list[int]]:
+        """The cards nobody has placed yet: ``(removed so far, others shuffled, church cards)``.
+
+        The setup's gold removals are dealt first (RULES §2), from the never-seen gold of each
+        value. Church cards are kept apart: they never stay in a hand (RULES §4), so an unseen
+        one is among the removed cards, in a pile or the card an opponent is placing.
+        """
+        n, rng = self.n, self.rng
         fresh = [card for card in range(NUM_CARDS) if card not in placed]
         removed: list[int] = []
         per_value = GOLD_REMOVED_PER_VALUE[n]
@@ -227,64 +268,54 @@ class _Sampler:
                 removed.extend(rng.sample(candidates, per_value))
             taken = set(removed)
             fresh = [card for card in fresh if card not in taken]
-        # Church cards never stay in a hand (RULES §4): an unseen one is among the removed cards, in
-        # a pile or the card an opponent is placing, never in a hand, a face-down discard or a kept card.
         churches = [card for card in fresh if IS_CHURCH[card]]
         fresh = [card for card in fresh if not IS_CHURCH[card]]
         rng.shuffle(fresh)
+        return removed, fresh, churches
 
-        placing_hidden = view.phase == Phase.GIFT and view.decision == Decision.PLACE and view.current_player != 0
-        own_auction = list(view.own_auction_cards)
-        auction_hidden = view.auction_pile_size - len(own_auction)
+    def check_counts(self, sample: _Sample, fresh: list[int], churches: list[int]) -> None:
+        """The never-seen cards must fill the hidden places exactly (else the view is not a real one)."""
+        view = self.view
         needed = (
-            sum(hand_room)
-            + sum(face_down_room)
-            + placing_hidden
+            sum(sample.hand_room)
+            + sum(sample.face_down_room)
+            + self.placing_hidden
             + bool(view.hidden_kept)
-            + REMOVED_COUNT[n]
-            - len(removed)
+            + REMOVED_COUNT[self.n]
+            - len(sample.removed)
             + view.draw_pile_size
-            + auction_hidden
+            + self.auction_hidden
         )
-        if needed != len(fresh) + len(churches) or auction_hidden < 0:
+        if needed != len(fresh) + len(churches) or self.auction_hidden < 0:
             raise InconsistentViewError(
                 f"{len(fresh) + len(churches)} unseen cards for {needed} hidden places: "
                 "the view's card counts do not add up"
             )
-        if sum(hand_room) + sum(face_down_room) + bool(view.hidden_kept) > len(fresh):
+        if sum(sample.hand_room) + sum(sample.face_down_room) + bool(view.hidden_kept) > len(fresh):
             raise InconsistentViewError("more hidden hand places than unseen cards that are not church cards")
-        bidder, coins_needed = self.strict_bidder(hands)
-        if bidder != NO_SEAT and hand_room[bidder]:
-            hands[bidder].extend(self.deal_strict_bidder(fresh, hand_room[bidder], coins_needed))
-            hand_room[bidder] = 0
+
+    def deal_never_seen(self, sample: _Sample, fresh: list[int], churches: list[int]) -> list[int]:
+        """Deal the shuffled never-seen cards to every hidden place; church cards only join for
+        the places they may be in (the removed cards, the piles, the card being placed).
+        Returns the other players' cards for the auction pile."""
+        view, rng = self.view, self.rng
+        bidder, coins_needed = self.strict_bidder(sample.hands)
+        if bidder != NO_SEAT and sample.hand_room[bidder]:
+            sample.hands[bidder].extend(self.deal_strict_bidder(fresh, sample.hand_room[bidder], coins_needed))
+            sample.hand_room[bidder] = 0
         deal = fresh.pop
-        for seat in opponents:
-            hands[seat].extend(deal() for _ in range(hand_room[seat]))
-            face_down_cards[seat].extend(deal() for _ in range(face_down_room[seat]))
-            rng.shuffle(hands[seat])
-        kept_card = deal() if view.hidden_kept else view.kept_card
-        fresh.extend(churches)  # the places left may hold church cards too
+        for seat in self.opponents:
+            sample.hands[seat].extend(deal() for _ in range(sample.hand_room[seat]))
+            sample.face_down[seat].extend(deal() for _ in range(sample.face_down_room[seat]))
+            rng.shuffle(sample.hands[seat])
+        sample.kept_card = deal() if view.hidden_kept else view.kept_card
+        fresh.extend(churches)
         rng.shuffle(fresh)
-        drawn_card = deal() if placing_hidden else view.drawn_card
-        removed.extend(deal() for _ in range(REMOVED_COUNT[n] - len(removed)))
-        draw_pile = [deal() for _ in range(view.draw_pile_size)]
-        auction_others = [deal() for _ in range(auction_hidden)]
-        auction_pile, contributions = self.auction_pile(own_auction, auction_others)
-        face_down_cards[me] = list(view.own_face_down_discard)
-        penalty_moves = self.penalty_moves(sent, hands, owner)
-        return self.state(
-            hands,
-            draw_pile,
-            auction_pile,
-            contributions,
-            sorted(removed),
-            face_down_cards,
-            list(view.payment_cards),
-            drawn_card,
-            kept_card,
-            penalty_moves,
-            state_rng,
-        )
+        sample.drawn_card = deal() if self.placing_hidden else view.drawn_card
+        sample.removed.extend(deal() for _ in range(REMOVED_COUNT[self.n] - len(sample.removed)))
+        sample.removed.sort()
+        sample.draw_pile = [deal() for _ in range(view.draw_pile_size)]
+        return [deal() for _ in range(self.auction_hidden)]
 
     def strict_bidder(self, hands: list[list[int]]) -> tuple[int, int]:
         """With ``strict_bids`` a bid is capped at what the bidder can pay (RULES §5 option), so an
@@ -399,45 +430,57 @@ class _Sampler:
             moves.append((giver, receiver, card))
         return moves
 
-    def state(
-        self,
-        hands: list[list[int]],
-        draw_pile: list[int],
-        auction_pile: list[int],
-        contributions: list[list[int]],
-        removed: list[int],
-        face_down_cards: list[list[int]],
-        payment: list[int],
-        drawn_card: int,
-        kept_card: int,
-        penalty_moves: list[tuple[int, int, int]],
-        state_rng: np.random.Generator,
-    ) -> State:
+    def state(self, sample: _Sample, state_rng: np.random.Generator) -> State:
+        """The sampled position as a :class:`State`: the view's public facts plus the sample."""
         view, n, me = self.view, self.n, self.me
-        order = [self.seat(r) for r in range(n)]  # order[r] is relative seat r
-        relative = [(seat - me) % n for seat in range(n)]
-        state = State.__new__(State)
-        state.num_players = n
-        state.first_player = self.seat(view.first_player)
-        state.bluffs = view.bluffs
-        state.strict_bids = view.strict_bids
-        state.auction_order_placed = view.auction_order_placed
+        relative = [(seat - me) % n for seat in range(n)]  # relative[seat] is the view's index of seat
+        state = State(
+            n,
+            state_rng,
+            first_player=self.seat(view.first_player),
+            bluffs=view.bluffs,
+            strict_bids=view.strict_bids,
+            auction_order_placed=view.auction_order_placed,
+        )
         state.phase = view.phase
         state.decision = view.decision
         state.current_player = self.seat(view.current_player)
         state.active_player = self.seat(view.active_player)
         state.dice = list(view.dice)
-        state.hands = hands
-        state.draw_pile = draw_pile
-        state.auction_pile = auction_pile
+        state.hands = sample.hands
+        state.draw_pile = sample.draw_pile
+        state.auction_pile = sample.auction_pile
         state.common_area = list(view.common_area)
         state.public_discard = list(view.public_discard)
-        state.private_discard = face_down_cards
-        state.discard = state.public_discard + [card for cards in face_down_cards for card in cards]
-        state.removed = removed
-        state.drawn_card = drawn_card
-        state.kept_card = kept_card
+        state.private_discard = sample.face_down
+        state.discard = state.public_discard + [card for cards in sample.face_down for card in cards]
+        state.removed = sample.removed
+        state.drawn_card = sample.drawn_card
+        state.kept_card = sample.kept_card
         state.quota = list(view.quota)
+        self.set_church_and_taker(state)
+        state.church_card = view.church_card
+        state.auction_card = view.auction_card
+        state.high_bid = view.high_bid
+        state.high_bidder = self.seat(view.high_bidder)
+        state.passed = [view.passed[relative[seat]] for seat in range(n)]
+        state.excluded = [view.excluded[relative[seat]] for seat in range(n)]
+        state.payment = list(view.payment_cards)
+        state.payment_value = view.payment_value
+        state.public_hands[me] = list(view.own_public_cards)
+        for seat in self.opponents:
+            state.public_hands[seat] = list(view.opponent_cards[relative[seat] - 1])
+        state.auction_contributions = sample.contributions
+        state.penalty_moves = sample.penalty_moves
+        if view.public_at_last_loss:
+            state.public_at_last_loss = [tuple(view.public_at_last_loss[relative[seat]]) for seat in range(n)]
+        state.init_derived()  # indicator rows and per-seat penalty records from the lists above
+        return state
+
+    def set_church_and_taker(self, state: State) -> None:
+        """Who resolves the church card, where play resumes after it, and who is taking: the view
+        does not say, but the rules do (RULES §3, §4)."""
+        view = self.view
         church_owner = state.current_player if view.decision == Decision.CHURCH else NO_SEAT
         if view.phase == Phase.AUCTION:
             resume = Resume.AUCTIONING
@@ -447,35 +490,8 @@ class _Sampler:
             resume = Resume.PLACING if church_owner in (NO_SEAT, state.active_player) else Resume.TAKING
         taking = view.decision == Decision.TAKE or (church_owner != NO_SEAT and resume == Resume.TAKING)
         state.taker = state.current_player if taking else NO_SEAT
-        state.church_card = view.church_card
         state.church_owner = church_owner
         state.church_resume = resume
-        state.auction_card = view.auction_card
-        state.high_bid = view.high_bid
-        state.high_bidder = self.seat(view.high_bidder)
-        state.passed = [view.passed[relative[seat]] for seat in range(n)]
-        state.excluded = [view.excluded[relative[seat]] for seat in range(n)]
-        state.payment = payment
-        state.payment_value = view.payment_value
-        public_hands: list[list[int]] = [[] for _ in range(n)]
-        public_hands[me] = list(view.own_public_cards)
-        for r in range(1, n):
-            public_hands[order[r]] = list(view.opponent_cards[r - 1])
-        state.public_hands = public_hands
-        state.auction_contributions = contributions
-        state.penalty_moves = penalty_moves
-        if view.public_at_last_loss:
-            state.public_at_last_loss = [tuple(view.public_at_last_loss[relative[seat]]) for seat in range(n)]
-        else:
-            state.public_at_last_loss = [()] * n
-        state._rng = state_rng
-        state._rng_state = None
-        state.chance = []
-        state.vp = []
-        state.winners = []
-        state.category_winners = []
-        state.init_derived()  # indicator rows and per-seat penalty records from the lists above
-        return state
 
 
 def unseen_cards(view: PlayerView) -> list[int]:
