@@ -33,11 +33,11 @@ from biblios_env.engine.state import (
 def start_phase(state: State) -> bool:
     """Shuffle the auction pile (unless replaying the placed order) and hold the first auction."""
     state.phase = Phase.AUCTION
-    pile = state.auction_pile
     if not state.auction_order_placed:
-        pile = [pile[int(i)] for i in state.rng.permutation(len(pile))]
-        state.chance.append((CHANCE_AUCTION_ORDER, pile[:]))
-    state.auction_pile = pile[::-1]  # top card last
+        placed = state.auction_pile[::-1]  # the pile as placed, first card first
+        order = [placed[int(i)] for i in state.rng.permutation(len(placed))]
+        state.chance.append((CHANCE_AUCTION_ORDER, order))
+        state.auction_pile = order[::-1]  # top card last: the first card of the order is auctioned first
     # The first player of the game is the first active player (RULES §5.1); advance() moves on by one.
     state.active_player = (state.first_player - 1) % state.num_players
     return advance(state)

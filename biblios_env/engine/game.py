@@ -259,7 +259,7 @@ class Game:
             "current_player": None if self.is_over else state.current_player,
             "hands": [sorted(hand) for hand in state.hands],
             "draw_pile": state.draw_pile[::-1],
-            "auction_pile": state.auction_pile[::-1] if state.phase == Phase.AUCTION else state.auction_pile[:],
+            "auction_pile": state.auction_pile[::-1],
             "common_area": state.common_area[:],
             "in_play": in_play,
             "discard": state.discard[:],

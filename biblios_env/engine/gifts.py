@@ -40,7 +40,9 @@ def place(state: State, slot: int) -> None:
             return
         state.kept_card = card
     elif slot == AUCTION:
-        state.auction_pile.append(card)
+        # Under the pile (its top card is last): in the placed order the first card placed is
+        # auctioned first.
+        state.auction_pile.insert(0, card)
         add_card(state.auction_contributions[seat], state.contribution_rows[seat], card)
     else:
         add_card(state.common_area, state.common_row, card)

@@ -360,41 +360,20 @@ class _Sampler:
     def auction_pile(self, own: list[int], others: list[int]) -> tuple[list[int], list[list[int]]]:
         """The auction pile (top card last) and each seat's cards in it.
 
-        During the gifts the pile is in placement order and turn ``t`` placed its ``t``-th card,
-        so every card's owner is public; so is the order of the auctions when they follow the
-        placed order. After a shuffle only the viewer's own cards have known owners.
+        During the gifts, and during the auctions when they follow the placed order, the pile
+        holds one card per gift turn in placement order (the card placed first is on top), so
+        every card's owner is public. After a shuffle only the viewer's own cards have known owners.
         """
         view, n, me, rng = self.view, self.n, self.me, self.rng
         first = self.seat(view.first_player)
         size = view.auction_pile_size
+        if view.phase == Phase.GIFT or view.auction_order_placed:
+            placed = size if view.phase == Phase.GIFT else GIFT_TURNS[n]  # cards put on the pile in all
+            owners = [(first + turn) % n for turn in range(placed - size, placed)]  # top of the pile first
+            own_places = [index for index, seat in enumerate(owners) if seat == me]
+            if len(own_places) == len(own):
+                return self.placed_pile(own, others, owners, own_places)
         contributions: list[list[int]] = [[] for _ in range(n)]
-        placed_order = view.phase == Phase.GIFT or view.auction_order_placed
-        if placed_order:
-            # Turn indices of the cards still in the pile, bottom of the pile first.
-            if view.phase == Phase.GIFT:
-                turns = list(range(size))
-            else:
-                total = GIFT_TURNS[n]
-                turns = list(range(total - 1, total - size - 1, -1))
-            own_turns = [i for i, turn in enumerate(turns) if (first + turn) % n == me]
-            if view.phase != Phase.GIFT:
-                own_turns.reverse()  # own cards are listed in placement order, i.e. top of the pile first
-            if len(own_turns) == len(own):
-                pile = [NO_CARD] * size
-                for index, card in zip(own_turns, own, strict=True):
-                    pile[index] = card
-                it = iter(others)
-                for index, turn in enumerate(turns):
-                    if pile[index] == NO_CARD:
-                        pile[index] = next(it)
-                        contributions[(first + turn) % n].append(pile[index])
-                contributions[me] = own[:]
-                if view.phase != Phase.GIFT:
-                    # Keep each seat's cards in placement order, like the engine does.
-                    for seat in range(n):
-                        if seat != me:
-                            contributions[seat].reverse()
-                return pile, contributions
         # Shuffled (or an unexpected layout): own cards at random places, owners of the rest drawn
         # from the turns each opponent took.
         pile = own + others
@@ -410,6 +389,29 @@ class _Sampler:
             contributions[seat].append(card)
         contributions[me] = own[:]
         return pile, contributions
+
+    def placed_pile(
+        self, own: list[int], others: list[int], owners: list[int], own_places: list[int]
+    ) -> tuple[list[int], list[list[int]]]:
+        """The pile in placement order: the viewer's cards where it placed them, the others' cards
+        in the rest. ``owners`` and ``own_places`` run from the top of the pile."""
+        size = len(owners)
+        pile = [NO_CARD] * size  # top card first here, reversed at the end
+        for index, card in zip(own_places, own, strict=True):
+            pile[index] = card
+        # The others' cards fill the free places top down during the gifts and bottom up during the
+        # auctions: the order this sampler has always dealt them in, so samples replay exactly.
+        order = range(size) if self.view.phase == Phase.GIFT else range(size - 1, -1, -1)
+        dealt = iter(others)
+        for index in order:
+            if pile[index] == NO_CARD:
+                pile[index] = next(dealt)
+        contributions: list[list[int]] = [[] for _ in range(self.n)]
+        for index, seat in enumerate(owners):
+            if seat != self.me:
+                contributions[seat].append(pile[index])  # in placement order, like the engine's
+        contributions[self.me] = own[:]
+        return pile[::-1], contributions
 
     def penalty_moves(
         self, sent: list[list[tuple[int, int]]], hands: list[list[int]], owner: dict[int, int]

@@ -130,6 +130,9 @@ class State:
     dice: list[int]
     hands: list[list[int]]
     draw_pile: list[int]
+    #: Top card last, like the draw pile, in both phases: a placed card goes under the pile
+    #: (so in the placed order the first card placed is auctioned first), the shuffle at the
+    #: start of the auctions reorders it, and each auction takes the top card.
     auction_pile: list[int]
     common_area: list[int]
     discard: list[int]
