@@ -1,0 +1,122 @@
+"""The state record (biblios_env.engine.state): one constructor that sets every field, a clone
+that copies every field, indicator rows that always agree with their card lists, and one
+orientation of the piles (top card last)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from biblios_env.actions import AUCTION
+from biblios_env.engine import Game, Phase, State, player_view, sample_state
+from biblios_env.engine.state import add_card, enter_hand_publicly, indicator_row, move_card, pop_card, remove_card
+
+#: Each indicator row and the card list(s) it mirrors.
+ROWS = {
+    "hand_rows": "hands",
+    "common_row": "common_area",
+    "public_hand_rows": "public_hands",
+    "public_discard_row": "public_discard",
+    "contribution_rows": "auction_contributions",
+}
+MUTABLE = (list, bytearray, dict)
+
+
+def check_rows(state: State) -> None:
+    for row_name, list_name in ROWS.items():
+        rows, lists = getattr(state, row_name), getattr(state, list_name)
+        if isinstance(rows, bytearray):
+            rows, lists = [rows], [lists]
+        for row, cards in zip(rows, lists, strict=True):
+            assert row == indicator_row(cards), f"{row_name} disagrees with {list_name}: {sorted(cards)}"
+
+
+def random_states(seed: int, every: int = 5) -> list[State]:
+    """Clones of every ``every``-th position of random games of each size and variant."""
+    found = []
+    chooser = random.Random(seed)
+    for num_players in (2, 3, 4):
+        for options in ({}, {"penalty": "bluffs"}, {"strict_bids": True}, {"auction_order": "placed"}):
+            game = Game(num_players, seed=seed, **options)
+            while not game.is_over:
+                if len(game.history) % every == 0:
+                    found.append(game.state.clone())
+                legal = game.legal_actions()
+                game.apply(legal[chooser.randrange(len(legal))])
+            found.append(game.state.clone())
+    return found
+
+
+def test_the_constructor_sets_every_field_to_an_empty_table() -> None:
+    state = State(3, np.random.default_rng(0), first_player=2, bluffs=True)
+    assert all(hasattr(state, name) for name in State.__slots__), [n for n in State.__slots__ if not hasattr(state, n)]
+    assert (state.num_players, state.first_player, state.current_player, state.active_player) == (3, 2, 2, 2)
+    assert state.bluffs and not state.strict_bids and not state.auction_order_placed
+    assert state.phase == Phase.GIFT and state.dice == [3] * 5
+    assert state.hands == [[], [], []] and state.draw_pile == [] and state.auction_pile == []
+    check_rows(state)
+
+
+def test_clone_copies_every_field_and_shares_nothing_mutable() -> None:
+    for state in random_states(seed=1, every=37):
+        other = state.clone()
+        for name in State.__slots__:
+            if name in ("_rng", "_rng_state"):
+                continue
+            mine, theirs = getattr(state, name), getattr(other, name)
+            assert mine == theirs, name
+            if isinstance(mine, MUTABLE):
+                assert mine is not theirs, f"clone shares {name}"
+                for item, copied in zip(mine, theirs):
+                    if isinstance(item, MUTABLE):
+                        assert item is not copied, f"clone shares an element of {name}"
+        assert state.rng.bit_generator.state == other.rng.bit_generator.state
+
+
+def test_indicator_rows_agree_with_their_lists_in_play_and_in_samples() -> None:
+    for state in random_states(seed=2):
+        check_rows(state)
+        if state.current_player >= 0:
+            check_rows(sample_state(player_view(state, state.current_player), np.random.default_rng(0)))
+
+
+def test_the_card_helpers_change_a_list_and_its_row_together() -> None:
+    cards, row, other, other_row = [4, 9], indicator_row([4, 9]), [1], indicator_row([1])
+    add_card(cards, row, 30)
+    remove_card(cards, row, 4)
+    assert (cards, row) == ([9, 30], indicator_row([9, 30]))
+    assert pop_card(cards, row, 0) == 9 and row == indicator_row([30])
+    assert move_card(cards, row, 0, other, other_row) == 30
+    assert (cards, row, other, other_row) == ([], indicator_row([]), [1, 30], indicator_row([1, 30]))
+    state = State(2, np.random.default_rng(0))
+    enter_hand_publicly(state, 1, 57)
+    assert state.hands[1] == state.public_hands[1] == [57]
+    check_rows(state)
+
+
+@pytest.mark.parametrize("auction_order", ["shuffle", "placed"])
+def test_the_auction_pile_keeps_its_top_card_last_in_both_phases(auction_order: str) -> None:
+    """A placed card goes under the pile; each auction takes the last card (RULES §3, §5)."""
+    game = Game(2, seed=4, auction_order=auction_order)
+    placed: list[int] = []
+    while game.state.phase == Phase.GIFT:
+        state = game.state
+        legal = game.legal_actions()
+        if state.drawn_card >= 0 and AUCTION in legal:
+            placed.append(state.drawn_card)
+            game.apply(AUCTION)
+            assert state.auction_pile[::-1] == placed and game.snapshot()["auction_pile"] == placed
+        else:
+            game.apply(legal[0])
+    order = placed if auction_order == "placed" else game.state.chance[0][1]
+    assert sorted(order) == sorted(placed)
+    revealed = []
+    while not game.is_over:
+        state = game.state
+        if state.auction_card >= 0 and (not revealed or revealed[-1] != state.auction_card):
+            revealed.append(state.auction_card)
+            assert game.snapshot()["auction_pile"] == order[len(revealed) :]
+        game.apply(game.legal_actions()[0])  # PASS, or a forced decision
+    assert revealed == order
