@@ -105,6 +105,21 @@ class _Node:
         self.children: dict[tuple[Any, ...], _Node] = {}
 
 
+def _best_against(rewards: list[list[float]], base_index: int) -> tuple[int, float]:
+    """The move with the best mean reward and its paired advantage over move ``base_index`` in
+    standard errors (0 when it is that move, or with fewer than two rounds)."""
+    rounds = len(rewards[base_index])
+    best = max(range(len(rewards)), key=lambda index: sum(rewards[index]))
+    if best == base_index or rounds < 2:
+        return base_index, 0.0
+    diffs = [a - b for a, b in zip(rewards[best], rewards[base_index], strict=True)]
+    mean = sum(diffs) / rounds
+    spread = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (rounds - 1) / rounds)
+    if spread == 0.0:
+        return best, math.inf if mean > 0 else 0.0
+    return best, mean / spread
+
+
 def _budget_left(done: int, budget: int | None, deadline: float | None) -> bool:
     """Another search iteration fits: under the iteration cap and before the deadline (the
     first iteration always runs, so every search returns a move)."""
@@ -158,7 +173,15 @@ class ISMCTSAgent:
         policy: dict[str, float] | None = None,
         opponent_model: str = "policy",
         consistency_tries: int = 3,
+        decisive: float = 0.0,
+        min_iterations: int = 20,
     ) -> None:
+        if float(decisive) < 0:
+            raise ValueError(f"decisive must be >= 0 standard errors (0: no early stop), got {decisive!r}")
+        if isinstance(min_iterations, bool) or int(min_iterations) < 2:
+            raise ValueError(f"min_iterations must be an int >= 2, got {min_iterations!r}")
+        self.decisive = float(decisive)
+        self.min_iterations = int(min_iterations)
         if opponent_model not in OPPONENT_MODELS:
             raise ValueError(f"opponent_model must be one of {OPPONENT_MODELS}, got {opponent_model!r}")
         if isinstance(consistency_tries, bool) or int(consistency_tries) < 1:
@@ -346,7 +369,8 @@ class ISMCTSAgent:
         simulated = 0
         modelled = self.opponent_model == "value" and view.decision == Decision.BID
         my_limit = self.heuristic.bid_limit(view, self.heuristic.assess(view)) if modelled else 0
-        while _budget_left(rounds, budget, deadline):
+        base_index = next(index for index, (key, _) in enumerate(moves) if key == default)
+        while _budget_left(rounds, budget, deadline) and not self._decided(rewards, base_index, rounds):
             rounds += 1
             if modelled:
                 base, limits = self.bidding_sample(view)
@@ -369,14 +393,17 @@ class ISMCTSAgent:
             "simulated_decisions": simulated,
             "seconds": time.perf_counter() - start,
         }
-        base_index = next(index for index, (key, _) in enumerate(moves) if key == default)
-        best = max(range(len(moves)), key=lambda index: sum(rewards[index]))
-        if best == base_index or rounds < 2:
-            return moves[base_index][1]
-        diffs = [a - b for a, b in zip(rewards[best], rewards[base_index], strict=True)]
-        mean = sum(diffs) / rounds
-        spread = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (rounds - 1) / rounds)
-        return moves[best][1] if mean > self.gate * spread else moves[base_index][1]
+        best, z = _best_against(rewards, base_index)
+        return moves[best][1] if z > self.gate else moves[base_index][1]
+
+    def _decided(self, rewards: list[list[float]], base_index: int, rounds: int) -> bool:
+        """Sequential stopping: from ``min_iterations`` on (checked every 10 rounds), stop once
+        the best move's paired advantage over the heuristic's is ``decisive`` standard errors
+        beyond the gate either way, so clear decisions leave time for close ones."""
+        if not self.decisive or rounds < self.min_iterations or rounds % 10:
+            return False
+        _, z = _best_against(rewards, base_index)
+        return z >= self.gate + self.decisive or z <= self.gate - self.decisive
 
     # ------------------------------------------------------------------ the opponent model
     def bidding_sample(self, view: PlayerView) -> tuple[State, list[int]]:

@@ -37,6 +37,10 @@ ACTIVATIONS: Final = ("relu", "tanh")
 VALUE_KINDS: Final = ("win_share", "return")
 #: The three parts of a network, in file order.
 PARTS: Final = ("trunk", "policy", "value")
+#: What a network reads, and its input width: the observation vector alone, or the observation
+#: followed by a one-hot of the move the ``value`` heuristic proposes at the decision (its prior,
+#: computed from the same view by :class:`agents.network_agent.NetworkAgent`).
+INPUTS: Final = {"observation": OBSERVATION_SIZE, "observation+value": OBSERVATION_SIZE + NUM_ACTIONS}
 
 Layer = tuple[np.ndarray, np.ndarray]
 
@@ -60,15 +64,20 @@ class NumpyNetwork:
         *,
         activation: str = "relu",
         value_kind: str = "win_share",
+        inputs: str = "observation",
         metadata: dict[str, Any] | None = None,
     ) -> None:
+        if inputs not in INPUTS:
+            raise ValueError(f"inputs must be one of {tuple(INPUTS)}, got {inputs!r}")
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
         if value_kind not in VALUE_KINDS:
             raise ValueError(f"value_kind must be one of {VALUE_KINDS}, got {value_kind!r}")
         if not policy:
             raise ValueError("a network needs at least one policy layer (the action head)")
-        width = _check_chain("trunk", trunk, OBSERVATION_SIZE)
+        self.inputs = inputs
+        self.input_size = INPUTS[inputs]
+        width = _check_chain("trunk", trunk, self.input_size)
         if _check_chain("policy", policy, width) != NUM_ACTIONS:
             raise ValueError(f"the policy head must end in {NUM_ACTIONS} outputs (one per action id)")
         if value is not None and _check_chain("value", value, width) != 1:
@@ -83,7 +92,7 @@ class NumpyNetwork:
 
     # ------------------------------------------------------------------ inference
     def logits(self, observations: np.ndarray) -> np.ndarray:
-        """Unmasked action logits for one observation (1134,) or a batch (B, 1134)."""
+        """Unmasked action logits for one input vector or a batch (see :meth:`input_vector`)."""
         return self._run(self.policy, self._run(self.trunk, observations, heads_follow=True))
 
     def predict_value(self, observations: np.ndarray) -> np.ndarray | float:
@@ -95,6 +104,18 @@ class NumpyNetwork:
             out = 1.0 / (1.0 + np.exp(-out))
         return float(out) if np.ndim(out) == 0 else out
 
+    def input_vector(self, observation: np.ndarray, proposal: int | None = None) -> np.ndarray:
+        """What the network reads at a decision: the observation vector, followed for an
+        ``"observation+value"`` network by the one-hot of the heuristic's proposed action."""
+        if self.inputs == "observation":
+            return observation
+        if proposal is None:
+            raise ValueError("this network reads the value heuristic's proposed action too; pass it as proposal")
+        vector = np.zeros(self.input_size, np.float32)
+        vector[:OBSERVATION_SIZE] = observation
+        vector[OBSERVATION_SIZE + proposal] = 1.0
+        return vector
+
     def _run(self, layers: list[Layer], x: np.ndarray, heads_follow: bool = False) -> np.ndarray:
         """Apply ``layers``: an activation after each, except after the last of a head (its output).
 
@@ -103,7 +124,7 @@ class NumpyNetwork:
         """
         x = np.asarray(x, np.float32)
         for index, (weight, bias) in enumerate(layers):
-            if x.ndim == 1 and x.shape[0] == OBSERVATION_SIZE and weight.shape[0] == OBSERVATION_SIZE:
+            if x.ndim == 1 and index == 0 and weight.shape[0] == self.input_size and x.shape[0] == self.input_size:
                 nonzero = np.flatnonzero(x)
                 x = x[nonzero] @ weight[nonzero] + bias
             else:
@@ -160,6 +181,7 @@ class NumpyNetwork:
             "layout": LAYOUT_FINGERPRINT,
             "activation": self.activation,
             "value_kind": self.value_kind,
+            "inputs": self.inputs,
             "layers": {part: len(layers) for part, layers in self._parts().items()},
             "hidden": [int(weight.shape[1]) for weight, _ in self.trunk],
             "num_parameters": self.num_parameters,
@@ -200,13 +222,15 @@ class NumpyNetwork:
                     if count is None
                     else [(data[f"{part}{i}.weight"], data[f"{part}{i}.bias"]) for i in range(count)]
                 )
-        known = {"format", "version", "layout", "activation", "value_kind", "layers", "hidden", "num_parameters"}
+        known = {"format", "version", "layout", "activation", "value_kind", "inputs", "layers", "hidden"}
+        known.add("num_parameters")
         return cls(
             parts["trunk"] or [],
             parts["policy"] or [],
             parts["value"],
             activation=meta["activation"],
             value_kind=meta["value_kind"],
+            inputs=meta.get("inputs", "observation"),
             metadata={key: value for key, value in meta.items() if key not in known},
         )
 

@@ -16,6 +16,7 @@ from typing import Final
 
 import numpy as np
 
+from agents.heuristics import ValueAgent
 from agents.network import NumpyNetwork
 from biblios_env.agent_interface import AgentObservation
 
@@ -61,6 +62,7 @@ class NetworkAgent:
         self.path = None if path is None else Path(path)
         self.network: NumpyNetwork | None = None if path is None else load_network(path)
         self.shipped = path is None  # pick the shipped network when the player count is known
+        self.heuristic = ValueAgent()  # proposes a move to networks that read one (agents.network.INPUTS)
         self.deterministic = deterministic
         self.name = str(label)
         self.rng = np.random.default_rng(0)
@@ -70,7 +72,7 @@ class NetworkAgent:
         """An agent playing an in-memory network (no file)."""
         agent = cls.__new__(cls)
         agent.path, agent.network, agent.deterministic, agent.shipped = None, network, bool(deterministic), False
-        agent.name, agent.rng = str(label), np.random.default_rng(0)
+        agent.name, agent.rng, agent.heuristic = str(label), np.random.default_rng(0), ValueAgent()
         return agent
 
     def __repr__(self) -> str:
@@ -78,6 +80,7 @@ class NetworkAgent:
 
     def start_game(self, seat: int, num_players: int, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)
+        self.heuristic.start_game(seat, num_players, seed)
         if self.shipped:
             shipped = SHIPPED_NETWORKS.get(num_players)
             if shipped is None or not shipped.is_file():
@@ -88,9 +91,12 @@ class NetworkAgent:
             raise ValueError(f"network {self.path} was trained for {players} players, not {num_players}")
 
     def act(self, observation: AgentObservation) -> int:
-        if self.network is None:
+        network = self.network
+        if network is None:
             raise RuntimeError("NetworkAgent.act before start_game: the player count picks the shipped network")
-        return self.network.choose(observation.vector, observation.action_mask, self.deterministic, self.rng)
+        proposal = self.heuristic.act(observation) if network.inputs == "observation+value" else None
+        vector = network.input_vector(observation.vector, proposal)
+        return network.choose(vector, observation.action_mask, self.deterministic, self.rng)
 
 
 __all__ = ["SHIPPED_NETWORKS", "NetworkAgent", "load_network"]

@@ -8,7 +8,8 @@ without torch; :func:`from_numpy` turns a network file back into torch to contin
 
 Datasets are :class:`Samples`: observation *counts* (``uint8``; the observation is counts times
 :data:`biblios_env.observations.OBSERVATION_SCALE`), legal-action masks packed as bits, the
-teacher's action and the value target, plus the player count and the game id of each sample.
+teacher's action and the value target, the player count and the game id of each sample, and the
+move the ``value`` heuristic proposed there (the extra input of ``"observation+value"`` networks).
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from agents.network import NumpyNetwork
+from agents.network import INPUTS, NumpyNetwork
 from biblios_env.actions import NUM_ACTIONS
-from biblios_env.observations import OBSERVATION_SCALE, OBSERVATION_SIZE
+from biblios_env.observations import OBSERVATION_SCALE
 
 #: Bytes of one packed action mask.
 MASK_BYTES = (NUM_ACTIONS + 7) // 8
+SAMPLE_FIELDS = ("counts", "masks", "actions", "values", "players", "games", "proposals")
 
 
 @dataclass
@@ -38,28 +40,25 @@ class Samples:
     values: np.ndarray  # (N,) float32, the observer's final win share
     players: np.ndarray  # (N,) int8
     games: np.ndarray  # (N,) int64, a game id (samples of one game are correlated)
+    proposals: np.ndarray  # (N,) int16, the value heuristic's move at the decision (-1: not recorded)
 
     def __len__(self) -> int:
         return len(self.actions)
 
     @staticmethod
     def concatenate(parts: Sequence[Samples]) -> Samples:
-        fields = ("counts", "masks", "actions", "values", "players", "games")
-        return Samples(*(np.concatenate([getattr(part, name) for part in parts]) for name in fields))
+        return Samples(*(np.concatenate([getattr(part, name) for part in parts]) for name in SAMPLE_FIELDS))
 
     def subset(self, index: np.ndarray) -> Samples:
-        return Samples(
-            self.counts[index], self.masks[index], self.actions[index], self.values[index],
-            self.players[index], self.games[index],
-        )  # fmt: skip
+        return Samples(*(getattr(self, name)[index] for name in SAMPLE_FIELDS))
 
     def save(self, path: Any) -> None:
-        np.savez(path, **self.__dict__)
+        np.savez(path, **{name: getattr(self, name) for name in SAMPLE_FIELDS})
 
     @staticmethod
     def load(path: Any) -> Samples:
         with np.load(path, allow_pickle=False) as data:
-            return Samples(*(data[name] for name in ("counts", "masks", "actions", "values", "players", "games")))
+            return Samples(*(data[name] for name in SAMPLE_FIELDS))
 
 
 def _torch() -> Any:
@@ -72,11 +71,12 @@ def _torch() -> Any:
 class TorchNetwork:
     """Builds the torch modules lazily (importing this module needs no torch)."""
 
-    def __init__(self, hidden: Sequence[int] = (512, 256), value_hidden: int = 64) -> None:
+    def __init__(self, hidden: Sequence[int] = (512, 256), value_hidden: int = 64, inputs: str = "observation") -> None:
         torch = _torch()
         nn = torch.nn
         layers: list[Any] = []
-        width = OBSERVATION_SIZE
+        self.inputs = inputs
+        width = INPUTS[inputs]
         for size in hidden:
             layers += [nn.Linear(width, size), nn.ReLU()]
             width = size
@@ -101,7 +101,7 @@ def to_numpy(network: TorchNetwork, metadata: dict[str, Any] | None = None) -> N
 
     return NumpyNetwork(
         layers(network.trunk), layers(network.policy), layers(network.value), value_kind="win_share",
-        metadata={"hidden": list(network.hidden), **(metadata or {})},
+        inputs=network.inputs, metadata={"hidden": list(network.hidden), **(metadata or {})},
     )  # fmt: skip
 
 
@@ -111,7 +111,7 @@ def from_numpy(numpy_network: NumpyNetwork) -> TorchNetwork:
     hidden = [int(weight.shape[1]) for weight, _ in numpy_network.trunk]
     if numpy_network.value is None or len(numpy_network.policy) != 1 or len(numpy_network.value) != 2:
         raise ValueError("only networks with a trunk, a one-layer policy head and a two-layer value head continue")
-    network = TorchNetwork(hidden, int(numpy_network.value[0][0].shape[1]))
+    network = TorchNetwork(hidden, int(numpy_network.value[0][0].shape[1]), numpy_network.inputs)
     linear = [m for m in network.trunk if hasattr(m, "weight")] + [network.policy]
     linear += [m for m in network.value if hasattr(m, "weight")]
     arrays = [*numpy_network.trunk, *numpy_network.policy, *numpy_network.value]
@@ -160,8 +160,17 @@ def fit(
     scale = torch.from_numpy(np.array(OBSERVATION_SCALE, np.float32))
     optimizer = torch.optim.Adam(network.modules.parameters(), lr=learning_rate)
 
+    with_proposals = network.inputs == "observation+value"
+    if with_proposals and (samples.proposals < 0).any():
+        raise ValueError("an observation+value network needs the heuristic's proposal at every sample")
+
     def batch(index: np.ndarray) -> tuple[Any, Any, Any, Any]:
         x = torch.from_numpy(samples.counts[index].astype(np.float32)) * scale
+        if with_proposals:
+            proposal = torch.nn.functional.one_hot(
+                torch.from_numpy(samples.proposals[index].astype(np.int64)), NUM_ACTIONS
+            )
+            x = torch.cat([x, proposal.float()], dim=1)
         mask = torch.from_numpy(np.unpackbits(samples.masks[index], axis=1, count=NUM_ACTIONS).astype(bool))
         return (
             x,

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from agents.heuristics import ValueAgent
 from biblios_env.agent_interface import Agent, AgentObservation
 from biblios_env.observations import OBSERVATION_SIZE, observation_counts
 from experiments.match import AgentSpec, build_agent, parse_agent_spec, play_game
@@ -35,21 +36,27 @@ _GAME, _AGENT, _CHOICE = 11, 12, 13
 
 
 class LabellingAgent:
-    """Plays a learner seat: records the teacher's move at each decision, plays the teacher's
-    move with probability ``teacher_share`` and the learner's otherwise."""
+    """Plays a learner seat: records the teacher's move at each decision (and, with ``proposer``,
+    the move the ``value`` heuristic proposes there), plays the teacher's move with probability
+    ``teacher_share`` and the learner's otherwise."""
 
-    def __init__(self, learner: Agent | None, teacher: Agent, teacher_share: float) -> None:
-        self.learner, self.teacher, self.teacher_share = learner, teacher, teacher_share
+    def __init__(
+        self, learner: Agent | None, teacher: Agent, teacher_share: float, proposer: Agent | None = None
+    ) -> None:
+        self.learner, self.teacher, self.teacher_share, self.proposer = learner, teacher, teacher_share, proposer
         self.name = teacher.name if learner is None else learner.name
         self.counts: list[np.ndarray] = []
         self.masks: list[np.ndarray] = []
         self.actions: list[int] = []
+        self.proposals: list[int] = []
         self.rng = random.Random(0)
 
     def start_game(self, seat: int, num_players: int, seed: int | None = None) -> None:
         self.teacher.start_game(seat, num_players, seed)
         if self.learner is not None:
             self.learner.start_game(seat, num_players, None if seed is None else seed + 1)
+        if self.proposer is not None:
+            self.proposer.start_game(seat, num_players, None if seed is None else seed + 2)
         self.rng = random.Random(seed)
 
     def act(self, observation: AgentObservation) -> int:
@@ -58,6 +65,7 @@ class LabellingAgent:
             self.counts.append(observation_counts(observation.vector))
             self.masks.append(np.packbits(observation.action_mask.astype(bool)))
             self.actions.append(label)
+            self.proposals.append(-1 if self.proposer is None else self.proposer.act(observation))
         if self.learner is None or self.rng.random() < self.teacher_share:
             return label
         return self.learner.act(observation)
@@ -76,6 +84,7 @@ class SelfPlayConfig:
     seed: int = 0
     penalty: str = "standard"
     label_every_seat: bool = field(default=False)  # with opponents: also label their decisions
+    proposals: bool = False  # record the value heuristic's move at every labelled decision
 
     def __post_init__(self) -> None:
         if not self.players:
@@ -84,6 +93,10 @@ class SelfPlayConfig:
             raise ValueError(f"teacher_share must be in [0, 1], got {self.teacher_share!r}")
         if any(weight <= 0 for _, weight in self.opponents):
             raise ValueError("opponent weights must be positive")
+
+
+def _proposer(config: SelfPlayConfig) -> Agent | None:
+    return ValueAgent() if config.proposals else None
 
 
 def _opponent(config: SelfPlayConfig, rng: random.Random) -> AgentSpec:
@@ -103,11 +116,11 @@ def play_recorded(config: SelfPlayConfig, game: int) -> Samples:
         if config.opponents and seat != learner_seat:
             agent = build_agent(_opponent(config, rng))
             if config.label_every_seat:
-                agent = labelled[seat] = LabellingAgent(None, agent, 1.0)
+                agent = labelled[seat] = LabellingAgent(None, agent, 1.0, _proposer(config))
             agents.append(agent)
             continue
         learner = None if config.learner is None else build_agent(config.learner)
-        labelled[seat] = LabellingAgent(learner, build_agent(config.teacher), config.teacher_share)
+        labelled[seat] = LabellingAgent(learner, build_agent(config.teacher), config.teacher_share, _proposer(config))
         agents.append(labelled[seat])
     result = play_game(
         agents, seed, agent_seeds=[derive_seed(config.seed, _AGENT, game, seat) for seat in range(num_players)],
@@ -127,6 +140,7 @@ def play_recorded(config: SelfPlayConfig, game: int) -> Samples:
                 np.full(rows, shares[seat], np.float32),
                 np.full(rows, num_players, np.int8),
                 np.full(rows, game, np.int64),
+                np.array(agent.proposals, np.int16),
             )
         )
     return Samples.concatenate(parts) if parts else empty_samples()
@@ -136,7 +150,7 @@ def empty_samples() -> Samples:
     """No samples (a game whose learner seat never had a real choice)."""
     return Samples(
         np.zeros((0, OBSERVATION_SIZE), np.uint8), np.zeros((0, MASK_BYTES), np.uint8), np.zeros(0, np.int16),
-        np.zeros(0, np.float32), np.zeros(0, np.int8), np.zeros(0, np.int64),
+        np.zeros(0, np.float32), np.zeros(0, np.int8), np.zeros(0, np.int64), np.zeros(0, np.int16),
     )  # fmt: skip
 
 

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from agents.network import NumpyNetwork
+from agents.network import INPUTS, NumpyNetwork
 from biblios_env.layout import LAYOUT_FINGERPRINT
 from experiments.match import parse_agent_spec
 from experiments.network_training import FitReport, Samples, TorchNetwork, fit, from_numpy, to_numpy
@@ -67,6 +67,7 @@ class TrainConfig:
     games: int = 400  # per player count and expert iteration
     opponents: str = "value=0.7,hoarder=0.1,self=0.2"
     hidden: tuple[int, ...] = (512, 256)
+    inputs: str = "observation"  # or "observation+value": the heuristic's proposed move as an extra input
     epochs: int = 4
     bootstrap_epochs: int = 6
     learning_rate: float = 1e-3
@@ -121,8 +122,10 @@ def _opponents(text: str, network: Path | None) -> tuple[tuple[Any, float], ...]
 
 def selfplay_config(config: TrainConfig, iteration: int, previous: Path | None) -> SelfPlayConfig:
     seed = config.seed * 1000 + iteration  # training data never use the evaluation seed's deals
+    proposals = config.inputs == "observation+value"
     if iteration == 0:
-        return SelfPlayConfig(players=config.players, teacher=parse_agent_spec(config.bootstrap_teacher), seed=seed)
+        teacher = parse_agent_spec(config.bootstrap_teacher)
+        return SelfPlayConfig(players=config.players, teacher=teacher, seed=seed, proposals=proposals)
     if previous is None:
         raise ValueError(f"expert iteration {iteration} needs the previous iteration's network")
     return SelfPlayConfig(
@@ -132,6 +135,7 @@ def selfplay_config(config: TrainConfig, iteration: int, previous: Path | None) 
         teacher_share=config.teacher_share,
         opponents=_opponents(config.opponents, previous),
         seed=seed,
+        proposals=proposals,
     )
 
 
@@ -162,7 +166,10 @@ def train_iteration(config: TrainConfig, out: Path, iteration: int, previous: Pa
     import torch
 
     torch.manual_seed(config.seed + iteration)  # the same run gives the same networks, resumed or not
-    network = TorchNetwork(config.hidden) if previous is None else from_numpy(NumpyNetwork.load(previous))
+    if previous is None:
+        network = TorchNetwork(config.hidden, inputs=config.inputs)
+    else:
+        network = from_numpy(NumpyNetwork.load(previous))
     epochs = config.bootstrap_epochs if iteration == 0 else config.epochs
     bar = _bar(0, "step", f"iteration {iteration}: training", config.progress)
 
@@ -364,6 +371,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="weighted opponents of the learner seat; 'self' is the current network",
     )
     parser.add_argument("--hidden", type=int, nargs="+", default=list(defaults.hidden), help="trunk layer sizes")
+    parser.add_argument(
+        "--inputs",
+        choices=tuple(INPUTS),
+        default=defaults.inputs,
+        help="what the network reads: the observation, or also the value heuristic's proposed move",
+    )
     parser.add_argument("--epochs", type=int, default=defaults.epochs, help="training epochs per expert iteration")
     parser.add_argument(
         "--bootstrap-epochs", type=int, default=defaults.bootstrap_epochs, help="epochs of the bootstrap"

@@ -113,3 +113,22 @@ def test_the_training_command_runs_and_resumes(tmp_path) -> None:
     assert results(parted) == results(whole)
     with pytest.raises(SystemExit, match="already holds a run"):
         train_network.main([*TINY, "--out", str(whole)])
+
+
+def test_a_network_reading_the_heuristics_proposal_trains_and_plays(tmp_path) -> None:
+    """--inputs observation+value: the data record the value heuristic's move at every decision,
+    and the trained network's agent computes it from its own view to play legal moves."""
+    pytest.importorskip("torch")
+    out = tmp_path / "hint"
+    assert train_network.main([*TINY, "--out", str(out), "--iterations", "0", "--inputs", "observation+value"]) == 0
+    samples = Samples.load(out / "data" / "iteration_0.npz")
+    masks = np.unpackbits(samples.masks, axis=1, count=NUM_ACTIONS).astype(bool)
+    assert masks[np.arange(len(samples)), samples.proposals].all(), "every proposal is a legal move"
+    network = NumpyNetwork.load(out / "network_0.npz")
+    assert network.inputs == "observation+value" and network.input_size == 1134 + NUM_ACTIONS
+    from agents.network_agent import NetworkAgent
+    from agents.random_agent import RandomAgent
+    from experiments.match import play_game
+
+    result = play_game([NetworkAgent(out / "network_0.npz"), RandomAgent(), RandomAgent()], seed=3)
+    assert sum(result.decisions) > 50
