@@ -20,6 +20,7 @@ from biblios_env.actions import MAX_BID
 from biblios_env.cards import CARD_VALUE, DIE_MAX, IS_GOLD, NUM_CARDS, NUM_CATEGORIES
 from biblios_env.engine.state import NO_CARD, NO_SEAT, Decision, Phase, State, indicator_row
 from biblios_env.engine.views import PlayerView
+from biblios_env.engine.visibility import seat_secrets
 
 MAX_PLAYERS: Final = 4
 NUM_OPPONENT_SLOTS: Final = MAX_PLAYERS - 1
@@ -126,7 +127,6 @@ def observation_counts(observations: np.ndarray) -> np.ndarray:
 _PRESENT_BYTES: Final = {n: b"\x01" * n for n in (2, 3, 4)}
 _SIZE_PADDING: Final = {n: bytes(MAX_PLAYERS - n) for n in (2, 3, 4)}
 _GOLD_COINS: Final = tuple(CARD_VALUE[card] if IS_GOLD[card] else 0 for card in range(NUM_CARDS))
-_NO_QUOTA: Final = (0, 0, 0)
 _DICE_SIZE: Final = NUM_CATEGORIES * DIE_MAX
 
 
@@ -196,49 +196,43 @@ def encode_state(state: State, seat: int, out: np.ndarray | None = None) -> np.n
     """``encode(player_view(state, seat))``, read straight from the state without building the view.
 
     The environment observes at every step, and the view's 42 fields cost about as much as
-    the encoding itself. Visibility follows :func:`~biblios_env.engine.views.player_view`
-    field for field (drawn and kept cards only to their owner, a payment in progress only to the
-    payer, only the observer's own face-down discards); a
-    property test checks both paths give identical vectors over random games of every size.
+    the encoding itself. What the seat may see is decided where the view's is:
+    :func:`~biblios_env.engine.visibility.seat_secrets` (drawn and kept cards only to their
+    owner, a payment in progress only to the payer); like the view, it reads only the observer's
+    own face-down discards and hand. A property test checks both paths give identical vectors
+    over random games of every size.
     """
     n = state.num_players
-    gift_phase = state.phase == Phase.GIFT
+    drawn_card, kept_card, quota, sees_payment, hand_sizes = seat_secrets(state, seat)
     current = state.current_player
-    active = state.active_player
     auction_card = state.auction_card
     high_bidder = state.high_bidder
-    bidding = auction_card != NO_CARD
     payment = state.payment
-    own_payment = high_bidder == seat  # only the payer sees a payment in progress (RULES §5, §7)
-    hands = state.hands
-    hand_sizes = [len(hand) for hand in hands[seat:] + hands[:seat]]
-    if payment and not own_payment:
-        hand_sizes[(high_bidder - seat) % n] += len(payment)
     return _pack(
         n,
         state.phase,
         state.decision,
         NO_SEAT if current == NO_SEAT else (current - seat) % n,
-        (active - seat) % n,
+        (state.active_player - seat) % n,
         (state.first_player - seat) % n,
         state.dice,
         state.hand_rows[seat],
-        hands[seat],
-        state.drawn_card if current == seat and gift_phase else NO_CARD,
-        state.kept_card if active == seat and gift_phase else NO_CARD,
-        state.quota if gift_phase else _NO_QUOTA,
+        state.hands[seat],
+        drawn_card,
+        kept_card,
+        quota,
         state.common_row,
         len(state.common_area),
         state.contribution_rows[seat],
         auction_card,
         state.church_card,
-        state.high_bid if bidding else 0,
+        state.high_bid if auction_card != NO_CARD else 0,
         NO_SEAT if high_bidder == NO_SEAT else (high_bidder - seat) % n,
         state.passed[seat:] + state.passed[:seat],
         state.excluded[seat:] + state.excluded[:seat],
-        payment if own_payment else (),
-        len(payment) if own_payment else 0,
-        state.payment_value if own_payment else 0,
+        payment if sees_payment else (),
+        len(payment) if sees_payment else 0,
+        state.payment_value if sees_payment else 0,
         state.public_discard_row,
         state.private_discard[seat],
         state.public_hand_rows[seat + 1 :] + state.public_hand_rows[:seat],

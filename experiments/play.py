@@ -72,6 +72,7 @@ from biblios_env.engine.log import save_log
 from biblios_env.engine.scoring import category_totals
 from biblios_env.engine.state import CHANCE_PENALTY, NO_CARD, NO_SEAT, Decision, Phase
 from biblios_env.engine.views import PlayerView, player_view
+from biblios_env.engine.visibility import payment_face_up, penalty_card_seen, placement_face_up
 from experiments.match import AgentSpecError, build_agent, parse_agent_spec
 from experiments.tournament import AGENT, derive_seed
 
@@ -467,10 +468,9 @@ class TerminalGame:
         if seat == self.human:
             where = {KEEP: "keep ", AUCTION: "put on the auction pile: ", COMMON: "put in the common area: "}[slot]
             self.say("You ", where, card_text(card), note)
-        elif slot == COMMON:
-            self.say(self.name(seat), " puts ", card_text(card), " in the common area")
-        elif slot == KEEP and IS_CHURCH[card]:
-            self.say(self.name(seat), " keeps ", card_text(card))  # acquiring a church card is public (RULES §7)
+        elif placement_face_up(slot, card):  # the common area, or a kept church card (RULES §7)
+            self.say(self.name(seat), " keeps " if slot == KEEP else " puts ", card_text(card),
+                     "" if slot == KEEP else " in the common area")  # fmt: skip
         elif slot == KEEP:
             self.say(f"{self.name(seat)} keeps a card face down")
         else:
@@ -499,7 +499,7 @@ class TerminalGame:
                 picked = len(payment) if IS_GOLD[card] else sum(CARD_VALUE[c] for c in payment)
                 self.say("You pick ", card_text(action - PAY_BASE), f" ({picked} of {high_bid}){note}")
             return
-        if IS_GOLD[card] and seat != self.human:
+        if not payment_face_up(card) and seat != self.human:
             paid = Text(f"{len(payment)} card(s) face down")
         else:
             paid = cards_text(payment)
@@ -521,13 +521,13 @@ class TerminalGame:
                     self.say("  Your ", card_text(lost[0][0]), " is discarded face down")
                 else:
                     self.say(f"  A random card of {self.name(seat)} is discarded face down")
-        for _giver, receiver, moved in state.penalty_moves[moves:]:
-            if receiver == self.human:
-                self.say("  You take ", card_text(moved), f" at random from {self.name(seat)}")
-            elif seat == self.human:
-                self.say(f"  {self.name(receiver)} takes your ", card_text(moved))
-            else:
+        for giver, receiver, moved in state.penalty_moves[moves:]:
+            if not penalty_card_seen(self.human, giver, receiver):
                 self.say(f"  {self.name(receiver)} takes a random card from {self.name(seat)}")
+            elif receiver == self.human:
+                self.say("  You take ", card_text(moved), f" at random from {self.name(seat)}")
+            else:
+                self.say(f"  {self.name(receiver)} takes your ", card_text(moved))
         if state.auction_card == card:
             self.say("  ", card_text(card), f" is auctioned again without {self.name(seat).split(' (')[0]}")
         else:

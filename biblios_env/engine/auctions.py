@@ -28,6 +28,7 @@ from biblios_env.engine.state import (
     record_penalty_move,
     remove_card,
 )
+from biblios_env.engine.visibility import payment_face_up
 
 
 def start_phase(state: State) -> bool:
@@ -209,16 +210,14 @@ def pay(state: State, card: int) -> bool:
     seat = state.current_player
     remove_card(state.hands[seat], state.hand_rows[seat], card)
     state.payment.append(card)
-    if IS_GOLD[state.auction_card]:
+    if IS_GOLD[state.auction_card]:  # paid with that many cards of any kind
         if len(state.payment) < state.high_bid:
             return True
-        # Paid face down: the others learn how many cards, not which (RULES §5, §7).
-        state.private_discard[seat].extend(state.payment)
-        state.public_at_last_loss[seat] = tuple(state.public_hands[seat])
-    else:
+    else:  # paid with gold worth at least the bid
         state.payment_value += CARD_VALUE[card]
         if state.payment_value < state.high_bid:
             return True
+    if payment_face_up(state.auction_card):
         for paid in state.payment:
             add_card(state.public_discard, state.public_discard_row, paid)
         # A card may be publicly known in another hand too, if it moved there in a penalty.
@@ -226,6 +225,9 @@ def pay(state: State, card: int) -> bool:
             for paid in state.payment:
                 if row[paid]:
                     remove_card(public, row, paid)
+    else:  # the others learn how many cards, not which (RULES §5, §7)
+        state.private_discard[seat].extend(state.payment)
+        state.public_at_last_loss[seat] = tuple(state.public_hands[seat])
     state.discard.extend(state.payment)
     state.payment = []
     state.payment_value = 0

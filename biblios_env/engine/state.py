@@ -7,46 +7,19 @@ clone millions of times, so no ``deepcopy`` and no per-card objects.
 
 from __future__ import annotations
 
-from enum import IntEnum
-
 import numpy as np
 
 from biblios_env.cards import DIE_START, NUM_CARDS, NUM_CATEGORIES
-
-
-class Phase(IntEnum):
-    """The two phases of the game and its end (RULES §3, §5, §6)."""
-
-    GIFT = 0
-    AUCTION = 1
-    END = 2
-
-
-class Decision(IntEnum):
-    """What the current player is asked to decide."""
-
-    PLACE = 0  # put the drawn card in keep / auction pile / common area (RULES §3)
-    TAKE = 1  # take a card from the common area (RULES §3)
-    CHURCH = 2  # resolve an acquired church card (RULES §4)
-    BID = 3  # bid or pass on the card under auction (RULES §5)
-    PAY = 4  # pick the next payment card, or refuse (RULES §5)
-    NONE = 5  # the game is over
-
-
-class Resume(IntEnum):
-    """Where play continues once a church card is resolved: church cards interrupt (RULES §4)."""
-
-    PLACING = 0  # kept during a gift turn: draw the next card
-    TAKING = 1  # taken from the common area: the next player takes
-    AUCTIONING = 2  # won at auction: the next auction starts
-
-
-NO_CARD = -1
-NO_SEAT = -1
-
-# Chance events recorded in ``State.chance`` (the game log's chance outcomes).
-CHANCE_AUCTION_ORDER = "auction_order"
-CHANCE_PENALTY = "penalty"
+from biblios_env.engine.flow import (
+    CHANCE_AUCTION_ORDER,
+    CHANCE_PENALTY,
+    NO_CARD,
+    NO_SEAT,
+    Decision,
+    Phase,
+    Resume,
+)
+from biblios_env.engine.visibility import penalty_card_seen
 
 
 class State:
@@ -380,4 +353,25 @@ def record_penalty_move(state: State, giver: int, receiver: int, card: int) -> N
     cards moved is public, which card only the two players involved know)."""
     n = state.num_players
     for seat, moves in enumerate(state.penalty_views):
-        moves.append(((giver - seat) % n, (receiver - seat) % n, card if seat in (giver, receiver) else NO_CARD))
+        seen = card if penalty_card_seen(seat, giver, receiver) else NO_CARD
+        moves.append(((giver - seat) % n, (receiver - seat) % n, seen))
+
+
+# The flow's names are defined in biblios_env.engine.flow and also importable from here, beside the record.
+__all__ = [
+    "CHANCE_AUCTION_ORDER",
+    "CHANCE_PENALTY",
+    "NO_CARD",
+    "NO_SEAT",
+    "Decision",
+    "Phase",
+    "Resume",
+    "State",
+    "add_card",
+    "enter_hand_publicly",
+    "indicator_row",
+    "move_card",
+    "pop_card",
+    "record_penalty_move",
+    "remove_card",
+]

@@ -1,9 +1,9 @@
 """What one seat knows (RULES §7), as a :class:`PlayerView` built from the full state.
 
-This module decides what is visible to whom: renderers and agents get a ``PlayerView``
-(or its encoding), never the :class:`State`. The one exception is the environment's fast
-observation path, :func:`biblios_env.observations.encode_state`, which repeats these rules
-field for field and is tested to give exactly the encoding of this view. Seats in a view
+Renderers and agents get a ``PlayerView`` (or its encoding), never the :class:`State`. What
+is visible to whom is decided in :mod:`biblios_env.engine.visibility`, which this module and
+the environment's fast observation path (:func:`biblios_env.observations.encode_state`, tested
+to give exactly the encoding of this view) both ask. Seats in a view
 are *relative* to the viewer: 0 is the viewer, 1 the player to their left, and so on, so
 one policy can serve every seat and player count.
 
@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from biblios_env.engine.state import NO_CARD, NO_SEAT, Phase, State
+from biblios_env.engine.state import NO_CARD, NO_SEAT, State
+from biblios_env.engine.visibility import seat_secrets
 
-_NO_QUOTA = (0, 0, 0)
 _copy_row = bytearray.copy
 
 
@@ -90,18 +90,11 @@ def player_view(state: State, seat: int) -> PlayerView:
     tournament decision and for every sample a search agent draws.
     """
     n = state.num_players
-    gift_phase = state.phase == Phase.GIFT
-    auction_card = state.auction_card
-    high_bidder = state.high_bidder
-    # Paying is one act (RULES §5, §7): until a payment completes, only the payer sees the
-    # cards picked for it; to everyone else they are still in the payer's hand.
-    own_payment = high_bidder == seat
-    hands = state.hands
-    hand_sizes = list(map(len, hands[seat:] + hands[:seat]))
-    if state.payment and not own_payment:
-        hand_sizes[(high_bidder - seat) % n] += len(state.payment)
+    drawn_card, kept_card, quota, sees_payment, hand_sizes = seat_secrets(state, seat)
     current = state.current_player
-    rotated_public = state.public_hands[seat:] + state.public_hands[:seat]
+    high_bidder = state.high_bidder
+    payment = state.payment
+    public_hands = state.public_hands
     rotated_private = state.private_discard[seat:] + state.private_discard[:seat]
     return PlayerView(
         n,
@@ -112,35 +105,35 @@ def player_view(state: State, seat: int) -> PlayerView:
         (state.active_player - seat) % n,
         (state.first_player - seat) % n,
         tuple(state.dice),
-        sorted(hands[seat]),
-        state.drawn_card if current == seat and gift_phase else NO_CARD,
-        state.kept_card if state.active_player == seat and gift_phase else NO_CARD,
-        tuple(state.quota) if gift_phase else _NO_QUOTA,
+        sorted(state.hands[seat]),
+        drawn_card,
+        kept_card,
+        tuple(quota),
         tuple(state.common_area),
         tuple(state.auction_contributions[seat]),
-        auction_card,
+        state.auction_card,
         state.church_card,
         state.high_bid,
         NO_SEAT if high_bidder == NO_SEAT else (high_bidder - seat) % n,
         state.passed[seat:] + state.passed[:seat],
         state.excluded[seat:] + state.excluded[:seat],
-        state.payment[:] if own_payment else [],
-        len(state.payment) if own_payment else 0,
-        state.payment_value if own_payment else 0,
+        payment[:] if sees_payment else [],
+        len(payment) if sees_payment else 0,
+        state.payment_value if sees_payment else 0,
         tuple(state.public_discard),
         tuple(rotated_private[0]),
-        [*map(tuple, rotated_public[1:])],
+        [*map(tuple, public_hands[seat + 1 :] + public_hands[:seat])],
         hand_sizes,
         len(state.draw_pile),
         len(state.auction_pile),
         state.bluffs,
         state.strict_bids,
         state.auction_order_placed,
-        tuple(rotated_public[0]),
+        tuple(public_hands[seat]),
         list(map(len, rotated_private)),
         state.public_at_last_loss[seat:] + state.public_at_last_loss[:seat],  # a new list of tuples
         tuple(state.penalty_views[seat]),
-        gift_phase and state.kept_card != NO_CARD and state.active_player != seat,
+        state.kept_card != NO_CARD and kept_card == NO_CARD,  # someone else's card kept face down this turn
         state.hand_rows[seat].copy(),
         state.common_row.copy(),
         state.contribution_rows[seat].copy(),

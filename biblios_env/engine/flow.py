@@ -1,0 +1,43 @@
+"""The names of a game's flow, shared by every engine module: the phases, the decisions a seat
+is asked to make, where play resumes after a church card, the "no card" and "no seat"
+markers and the names of the chance events a game records."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Final
+
+
+class Phase(IntEnum):
+    """The two phases of the game and its end (RULES §3, §5, §6)."""
+
+    GIFT = 0
+    AUCTION = 1
+    END = 2
+
+
+class Decision(IntEnum):
+    """What the current player is asked to decide."""
+
+    PLACE = 0  # put the drawn card in keep / auction pile / common area (RULES §3)
+    TAKE = 1  # take a card from the common area (RULES §3)
+    CHURCH = 2  # resolve an acquired church card (RULES §4)
+    BID = 3  # bid or pass on the card under auction (RULES §5)
+    PAY = 4  # pick the next payment card, or refuse (RULES §5)
+    NONE = 5  # the game is over
+
+
+class Resume(IntEnum):
+    """Where play continues once a church card is resolved: church cards interrupt (RULES §4)."""
+
+    PLACING = 0  # kept during a gift turn: draw the next card
+    TAKING = 1  # taken from the common area: the next player takes
+    AUCTIONING = 2  # won at auction: the next auction starts
+
+
+NO_CARD: Final = -1
+NO_SEAT: Final = -1
+
+# Chance events recorded in ``State.chance`` (the game log's chance outcomes).
+CHANCE_AUCTION_ORDER: Final = "auction_order"
+CHANCE_PENALTY: Final = "penalty"

@@ -1,0 +1,95 @@
+"""What each seat may see (RULES §7), decided in one place.
+
+Everything that shows one seat's information asks these functions instead of re-deriving
+the rules: the seat's view (:func:`biblios_env.engine.views.player_view`), the environment's
+fast observation (:func:`biblios_env.observations.encode_state`), the engine's per-seat
+penalty records, the key of a search tree's nodes (:func:`decision_key`) and the terminal
+game's narration of the other players' moves (``experiments.play``).
+
+* :func:`seat_secrets`: of the hidden information that changes at every step, what one seat
+  sees now (its drawn and kept card, the placements left, a payment in progress, hand sizes).
+* :func:`placement_face_up`, :func:`payment_face_up`, :func:`penalty_card_seen`: which moves
+  the whole table sees, and who sees a card moved by a penalty.
+
+Public records the state keeps for everyone (the common area, cards publicly seen entering a
+hand, public discards) and the seat's own records (its hand, its auction cards, its face-down
+discards) need no decision: a view copies them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final
+
+from biblios_env.actions import COMMON, KEEP
+from biblios_env.cards import IS_CHURCH, IS_GOLD
+from biblios_env.engine.flow import NO_CARD, Decision, Phase
+
+if TYPE_CHECKING:  # the state module imports this one: the record is only read here
+    from biblios_env.engine.state import State
+
+_NO_QUOTA: Final = (0, 0, 0)
+# Module constants: a global load is cheaper than an enum attribute load in the hot functions.
+_GIFT, _PLACE, _TAKE = Phase.GIFT, Decision.PLACE, Decision.TAKE
+
+
+def seat_secrets(state: State, seat: int) -> tuple[int, int, list[int] | tuple[int, ...], bool, list[int]]:
+    """What ``seat`` sees now of the hidden information that changes from step to step:
+    ``(drawn card, kept card, placements left, sees the payment, hand sizes by relative seat)``.
+
+    During the gifts, the card being placed is seen only by the seat placing it and the card
+    kept this turn only by the active player (both ``-1`` for the others); the placements left
+    are public during the gifts and none otherwise. A payment in progress is seen only by the
+    payer (paying is one act, RULES §5): to everyone else the picked cards are still in the
+    payer's hand, so they count in its hand size. Hand sizes are by seat relative to ``seat``.
+    """
+    gift_phase = state.phase == _GIFT
+    hands = state.hands
+    hand_sizes = list(map(len, hands[seat:] + hands[:seat]))
+    payer = state.high_bidder
+    sees_payment = payer == seat
+    payment = state.payment
+    if payment and not sees_payment:
+        hand_sizes[(payer - seat) % state.num_players] += len(payment)
+    return (
+        state.drawn_card if gift_phase and state.current_player == seat else NO_CARD,
+        state.kept_card if gift_phase and state.active_player == seat else NO_CARD,
+        state.quota if gift_phase else _NO_QUOTA,
+        sees_payment,
+        hand_sizes,
+    )
+
+
+def placement_face_up(slot: int, card: int) -> bool:
+    """Whether the whole table sees a card placed in ``slot`` (RULES §3, §4, §7): the common area
+    is face up and a kept church card is acquired, resolved and discarded face up; a card kept
+    or put on the auction pile is seen only by the seat that placed it."""
+    return slot == COMMON or (slot == KEEP and IS_CHURCH[card])
+
+
+def payment_face_up(auction_card: int) -> bool:
+    """Whether the whole table sees which cards paid for ``auction_card`` (RULES §5, §7): gold paid
+    for a category or church card is discarded face up, the cards paid for a gold card face down."""
+    return not IS_GOLD[auction_card]
+
+
+def penalty_card_seen(seat: int, giver: int, receiver: int) -> bool:
+    """Whether ``seat`` sees which card a standard penalty moved from ``giver`` to ``receiver``:
+    only the two of them do; everybody sees that a card moved (RULES §5, §7)."""
+    return seat in (giver, receiver)
+
+
+def decision_key(state: State, seat: int) -> tuple[Any, ...]:
+    """A short summary of the position as ``seat`` sees it, for the nodes of a search tree: the
+    decision and the seat to act, the card under auction and the church card (face up), and
+    when ``seat`` is to act, what it chooses from that nobody else sees change the same way (its
+    drawn card when placing, the common area when taking). Built only from what ``seat`` may
+    see, so a tree keyed by it does not branch on hidden cards (``tests/test_views.py``)."""
+    decision = state.decision
+    player = state.current_player
+    chosen_from: Any = NO_CARD
+    if player == seat:
+        if decision == _PLACE:
+            chosen_from = state.drawn_card
+        elif decision == _TAKE:
+            chosen_from = tuple(sorted(state.common_area))
+    return (decision, player, state.auction_card, state.church_card, chosen_from)
