@@ -21,12 +21,10 @@ from agents.network import NumpyNetwork
 from biblios_env.agent_interface import AgentObservation
 
 POLICY_DIR: Final = Path(__file__).resolve().parent / "policies"
-#: The shipped network played at each player count (``policies/README.md`` says how each was trained).
-SHIPPED_NETWORKS: Final = {
-    2: POLICY_DIR / "network_2p.npz",
-    3: POLICY_DIR / "network_3p.npz",
-    4: POLICY_DIR / "network_4p.npz",
-}
+#: The shipped network played at each player count (``policies/README.md`` says how it was trained).
+#: One network serves 2, 3 and 4 players through the padded observation: trained on all three
+#: counts at once, it shares what the counts have in common (card values, bidding, payments).
+SHIPPED_NETWORKS: Final = {players: POLICY_DIR / "network.npz" for players in (2, 3, 4)}
 
 
 @lru_cache(maxsize=32)

@@ -392,7 +392,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=defaults.seed, help="seed of the training games")
     parser.add_argument("--workers", type=int, default=defaults.workers, help="processes playing games")
     parser.add_argument("--resume", action="store_true", help="continue the run in --out where it stopped")
-    parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bars")
+    parser.add_argument(
+        "--no-progress", dest="progress", action="store_false", help="hide the progress bars (default: shown)"
+    )
     return parser
 
 

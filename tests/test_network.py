@@ -114,3 +114,43 @@ def test_the_mask_is_applied_at_every_decision(deterministic: bool) -> None:
             action = players[seat].act(AgentObservation(player_view(game.state, seat), list(legal)))
             assert action in legal
             game.apply(action)
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_the_shipped_network_plays_legal_games_at_every_count_it_claims(players: int) -> None:
+    """``make_agent("network")`` picks the shipped file for the player count when the game starts;
+    the file says which counts it was trained for, and the agent plays whole games (the engine
+    raises on any illegal action) against the heuristics."""
+    from agents import make_agent
+    from agents.network_agent import SHIPPED_NETWORKS
+    from experiments.match import play_game
+
+    shipped = SHIPPED_NETWORKS[players]
+    assert shipped.is_file(), f"{shipped} is missing"
+    assert players in NumpyNetwork.load(shipped).metadata["players"]
+    for seed in range(2):
+        lineup = [make_agent("network"), make_agent("value"), *[RandomAgent() for _ in range(players - 2)]]
+        result = play_game(lineup, seed, agent_seeds=list(range(players)))
+        assert len(result.vp) == players
+
+
+def test_the_shipped_network_is_small_and_decides_well_under_a_millisecond() -> None:
+    """The issue's budget is 1 ms a decision; the bound here is loose because CI machines are
+    shared (the measured figure is in agents/policies/README.md)."""
+    import time
+
+    from agents.network_agent import SHIPPED_NETWORKS
+
+    shipped = SHIPPED_NETWORKS[2]
+    assert shipped.stat().st_size < 2_000_000
+    agent = NetworkAgent(shipped)
+    agent.start_game(0, 3, seed=0)
+    game, rng, found = Game(3, seed=5), np.random.default_rng(1), []
+    while not game.is_over and len(found) < 60:
+        seat, legal = game.current_player, game.legal_actions()
+        found.append(AgentObservation(player_view(game.state, seat), legal, encode_state(game.state, seat)))
+        game.apply(legal[int(rng.integers(len(legal)))])
+    start = time.perf_counter()
+    for observation in found:
+        assert agent.act(observation) in observation.legal_actions
+    assert (time.perf_counter() - start) / len(found) < 0.005

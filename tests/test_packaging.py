@@ -41,9 +41,9 @@ ROOT = Path(__file__).resolve().parent.parent
 CONSOLE_SCRIPTS = {
     "biblios-play": "experiments.play:main",
     "biblios-tournament": "experiments.tournament:main",
-    "biblios-train": "experiments.train_ppo:main",
+    "biblios-train": "experiments.train_network:main",
 }
-SHIPPED_POLICY_FILES = ("ppo_2p.npz", "ppo_2p.json", "ppo_2p_learning_curve.png", "README.md")
+SHIPPED_POLICY_FILES = ("ppo_2p.npz", "ppo_2p.json", "ppo_2p_learning_curve.png", "network.npz", "README.md")
 PACKAGES = ("biblios_env", "agents", "experiments")
 
 
