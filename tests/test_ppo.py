@@ -28,8 +28,8 @@ from biblios_env.engine.views import player_view
 from biblios_env.observations import OBSERVATION_SIZE
 from experiments.match import play_game
 from experiments.records import read_training_run
+from experiments.cli import HelpFormatter
 from experiments.train_ppo import (
-    HelpFormatter,
     build_parser,
     build_pool,
     collect_demonstrations,
