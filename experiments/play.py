@@ -74,7 +74,7 @@ from biblios_env.engine.state import CHANCE_PENALTY, NO_CARD, NO_SEAT, Decision,
 from biblios_env.engine.views import PlayerView, player_view
 from biblios_env.engine.visibility import payment_face_up, penalty_card_seen, placement_face_up
 from experiments.cli import invocation_note, program_name
-from experiments.match import AgentSpecError, build_agent, parse_agent_spec
+from experiments.match import AgentSpecError, build_agent, parse_agent_spec, seat_observation
 from experiments.tournament import AGENT, derive_seed
 
 #: Colours of the categories (RULES §1: brown, blue, green, orange, red), gold and church cards.
@@ -429,7 +429,7 @@ class TerminalGame:
     def _agent_action(self, seat: int, legal: list[int]) -> int:
         """The agent's choice; an agent that crashes or plays illegally ends the game with a message."""
         try:
-            action = self.agents[seat].act(AgentObservation(player_view(self.state, seat), list(legal)))
+            action = self.agents[seat].act(seat_observation(self.game))
         except Exception as error:  # an agent bug must not lose the player's game without a word
             raise LeaveGameError(f"{self.name(seat)} crashed: {type(error).__name__}: {error}") from error
         if isinstance(action, bool) or not hasattr(action, "__index__") or int(action) not in legal:
