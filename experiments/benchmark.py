@@ -143,7 +143,8 @@ def _row_text(row: dict[str, Any], repeats: int) -> str:
     return f"{row['players']} players (best | median of {repeats}): " + "  ".join(figures)
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of the benchmark."""
     parser = argparse.ArgumentParser(
         prog=program_name("experiments.benchmark"),
         description=__doc__.splitlines()[0],
@@ -165,6 +166,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--repeats", type=int, default=5, help="measurements of each figure (best and median reported)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first game (game i uses seed + i)")
     parser.add_argument("--out", type=Path, default=Path("results/benchmark.json"), help="where to save the JSON")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = build_parser()
     args = parser.parse_args(argv)
     for name in ("engine_games", "env_games", "view_games", "repeats"):
         if getattr(args, name) < 1:

@@ -43,10 +43,15 @@ def invocation_note(module: str) -> str:
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Appends ``(default: X)`` to an option's help only where that is true and useful: not when the
     help already names its default, and not for ``None`` (no value) or on/off flags, where the
-    default of the stored value is not the default of the flag (``--no-progress (default: True)``)."""
+    default of the stored value is not the default of the flag (``--no-progress (default: True)``).
+    A list default is shown as it would be typed (``(default: value hoarder random)``), not as
+    Python's ``['value', 'hoarder', 'random']``."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
         if "default" in text or action.default is None or isinstance(action.default, bool):
             return text
+        if isinstance(action.default, list | tuple) and action.option_strings:
+            typed = " ".join(str(value) for value in action.default).replace("%", "%%")  # help is %-formatted
+            return f"{text} (default: {typed})"
         return super()._get_help_string(action)

@@ -79,7 +79,8 @@ def _instructions(loop: str, num_players: int, games: int) -> tuple[int, int]:
     return int(collected.group(1)), int(counted.group(1))
 
 
-def main(argv: list[str] | None = None) -> dict[str, float]:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of the instruction count (``--inner`` is its own run under valgrind, hidden)."""
     parser = argparse.ArgumentParser(
         prog=program_name("experiments.instruction_count"),
         description=__doc__.splitlines()[0],
@@ -92,6 +93,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "--loops", nargs="+", default=list(LOOPS), choices=LOOPS, help="which loops to count (default: all)"
     )
     parser.add_argument("--inner", choices=LOOPS, help=argparse.SUPPRESS)  # the run under valgrind
+    return parser
+
+
+def main(argv: list[str] | None = None) -> dict[str, float]:
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.inner:
         print(f"count {run_loop(args.inner, args.players, args.games)}")
