@@ -4,4 +4,7 @@ and the engine speed benchmark (``python -m experiments.benchmark``).
 :mod:`experiments.match` plays one game between agents, :mod:`experiments.stats` turns
 results into win rates, confidence intervals and ratings, and :mod:`experiments.tournament`
 schedules duplicate-deal tournaments over the machine's cores and writes the results.
+:func:`experiments.match.play_out` is the one loop that asks the seat to act and applies its
+answer; :mod:`experiments.cli` holds what the command lines share (the program-name rule of
+their help, the help formatter).
 """

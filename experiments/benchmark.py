@@ -29,6 +29,7 @@ from biblios_env import env, raw_env
 from biblios_env.engine import Game
 from biblios_env.engine.state import State
 from biblios_env.engine.views import player_view
+from experiments.cli import HelpFormatter, invocation_note, program_name
 
 
 def engine_playouts(num_players: int, games: int, seed: int) -> int:
@@ -106,8 +107,12 @@ FIGURES: dict[str, tuple[str, ...]] = {
     "env": ("env_steps_per_s",),
     "views": ("views_per_s",),
 }
-_UNITS = {"engine_games_per_s": "games/s", "raw_env_steps_per_s": "steps/s", "env_steps_per_s": "steps/s",
-          "views_per_s": "views/s"}
+_UNITS = {
+    "engine_games_per_s": "games/s",
+    "raw_env_steps_per_s": "steps/s",
+    "env_steps_per_s": "steps/s",
+    "views_per_s": "views/s",
+}
 
 
 def _measure(num_players: int, args: argparse.Namespace) -> dict[str, list[float]]:
@@ -116,9 +121,7 @@ def _measure(num_players: int, args: argparse.Namespace) -> dict[str, list[float
     positions = decision_positions(num_players, args.view_games, args.seed) if "views" in args.loops else []
     for _ in range(args.repeats):
         if "engine" in args.loops:
-            games_per_second, decisions_per_second = engine_games_per_second(
-                num_players, args.engine_games, args.seed
-            )
+            games_per_second, decisions_per_second = engine_games_per_second(num_players, args.engine_games, args.seed)
             runs["engine_games_per_s"].append(games_per_second)
             runs["engine_decisions_per_s"].append(decisions_per_second)
         if "raw_env" in args.loops:
@@ -133,16 +136,21 @@ def _measure(num_players: int, args: argparse.Namespace) -> dict[str, list[float
 def _row_text(row: dict[str, Any], repeats: int) -> str:
     """One player count's figures as best | median."""
     figures = [
-        f"{name.removesuffix('_per_s')} {row[name]:8,.1f} | {row[name.replace('_per_s', '_per_s_median')]:8,.1f} "
-        f"{unit}"
+        f"{name.removesuffix('_per_s')} {row[name]:8,.1f} | {row[name.replace('_per_s', '_per_s_median')]:8,.1f} {unit}"
         for name, unit in _UNITS.items()
         if name in row
     ]
     return f"{row['players']} players (best | median of {repeats}): " + "  ".join(figures)
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of the benchmark."""
+    parser = argparse.ArgumentParser(
+        prog=program_name("experiments.benchmark"),
+        description=__doc__.splitlines()[0],
+        epilog=invocation_note("experiments.benchmark"),
+        formatter_class=HelpFormatter,
+    )
     parser.add_argument(
         "--loops",
         nargs="+",
@@ -158,6 +166,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--repeats", type=int, default=5, help="measurements of each figure (best and median reported)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the first game (game i uses seed + i)")
     parser.add_argument("--out", type=Path, default=Path("results/benchmark.json"), help="where to save the JSON")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = build_parser()
     args = parser.parse_args(argv)
     for name in ("engine_games", "env_games", "view_games", "repeats"):
         if getattr(args, name) < 1:

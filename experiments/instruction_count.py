@@ -24,6 +24,7 @@ from typing import Final
 
 from biblios_env import env, raw_env
 from experiments.benchmark import engine_playouts, env_playouts
+from experiments.cli import HelpFormatter, invocation_note, program_name
 
 LOOPS = ("engine", "raw_env", "env")
 _START_UP_SEED = 10_000
@@ -57,9 +58,18 @@ def _instructions(loop: str, num_players: int, games: int) -> tuple[int, int]:
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "callgrind.out"
         command = [
-            "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-            sys.executable, "-m", "experiments.instruction_count",
-            "--inner", loop, "--players", str(num_players), "--games", str(games),
+            "valgrind",
+            "--tool=callgrind",
+            f"--callgrind-out-file={out}",
+            sys.executable,
+            "-m",
+            "experiments.instruction_count",
+            "--inner",
+            loop,
+            "--players",
+            str(num_players),
+            "--games",
+            str(games),
         ]
         finished = subprocess.run(command, capture_output=True, text=True, check=True, env=_REPRODUCIBLE)
     collected = re.search(r"Collected : (\d+)", finished.stderr)
@@ -69,12 +79,25 @@ def _instructions(loop: str, num_players: int, games: int) -> tuple[int, int]:
     return int(collected.group(1)), int(counted.group(1))
 
 
-def main(argv: list[str] | None = None) -> dict[str, float]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--players", type=int, default=3, choices=(2, 3, 4))
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of the instruction count (``--inner`` is its own run under valgrind, hidden)."""
+    parser = argparse.ArgumentParser(
+        prog=program_name("experiments.instruction_count"),
+        description=__doc__.splitlines()[0],
+        epilog=invocation_note("experiments.instruction_count") + " Needs valgrind on the PATH.",
+        formatter_class=HelpFormatter,
+    )
+    parser.add_argument("--players", type=int, default=3, choices=(2, 3, 4), help="players per game")
     parser.add_argument("--games", type=int, default=10, help="games counted per loop (after the start-up game)")
-    parser.add_argument("--loops", nargs="+", default=list(LOOPS), choices=LOOPS)
+    parser.add_argument(
+        "--loops", nargs="+", default=list(LOOPS), choices=LOOPS, help="which loops to count (default: all)"
+    )
     parser.add_argument("--inner", choices=LOOPS, help=argparse.SUPPRESS)  # the run under valgrind
+    return parser
+
+
+def main(argv: list[str] | None = None) -> dict[str, float]:
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.inner:
         print(f"count {run_loop(args.inner, args.players, args.games)}")
@@ -89,8 +112,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         total, count = _instructions(loop, args.players, args.games)
         results[loop] = (total - base) / count
         unit = "decision" if loop == "engine" else "step"
-        print(f"{loop:8s} {args.players} players: {results[loop] / 1000:6.1f}k instructions per {unit} "
-              f"({count:,} {unit}s in {args.games} games)", flush=True)
+        print(
+            f"{loop:8s} {args.players} players: {results[loop] / 1000:6.1f}k instructions per {unit} "
+            f"({count:,} {unit}s in {args.games} games)",
+            flush=True,
+        )
     return results
 
 

@@ -1,4 +1,5 @@
-"""One game between agents: agent specs (``hoarder:aggression=1.2``), building agents, and
+"""One game between agents: agent specs (``hoarder:aggression=1.2``), building agents,
+:func:`play_out` (the one loop that asks the seat to act and applies its answer) and
 :func:`play_game`, which returns a :class:`GameResult` and can save a replayable log.
 
 An agent spec is a registry name from :mod:`agents` (or an import path such as
@@ -221,6 +222,31 @@ def describe_agent(name: str) -> AgentDescription:
 
 
 # ----------------------------------------------------------------------------- one game
+#: How a game asks for a seat's decision: ``decide(seat, observation)`` returns the action id.
+Decide = Callable[[int, AgentObservation], int]
+
+
+def seat_observation(game: Game) -> AgentObservation:
+    """The decision in front of the seat to act: its own view of the table (RULES §7, never the
+    full state) and its legal actions, as an agent's ``act`` receives them."""
+    return AgentObservation(player_view(game.state, game.current_player), list(game.legal_actions()))
+
+
+def play_out(game: Game, decide: Decide) -> None:
+    """Play ``game`` to its end: ask ``decide(seat, observation)`` for every decision of the seat
+    to act and apply its answer.
+
+    This is the one "ask the seat's agent, apply" loop of the experiments (:func:`play_game`,
+    the warm-start games of :mod:`experiments.train_ppo`); what a caller adds (timing, error
+    messages, recording decisions, overriding a seat's choice) lives in its ``decide``. An
+    illegal answer raises :class:`~biblios_env.engine.IllegalActionError` from ``game.apply``
+    with the game unchanged, so ``game.current_player`` is still the seat that gave it.
+    """
+    while not game.is_over:
+        seat = game.current_player
+        game.apply(decide(seat, seat_observation(game)))
+
+
 @dataclass(frozen=True, slots=True)
 class GameResult:
     """One finished game; everything but the timings is a function of the seeds and the agents."""
@@ -274,10 +300,10 @@ def play_game(
             ) from error
     decisions = [0] * num_players
     seconds = [0.0] * num_players
-    while not game.is_over:
-        seat = game.current_player
-        legal = game.legal_actions()
-        observation = AgentObservation(player_view(game.state, seat), list(legal))
+
+    def ask(seat: int, observation: AgentObservation) -> int:
+        """The seat's agent's choice, timed and counted; AgentError naming the game if it crashes or
+        answers with something that is not an action id."""
         start = time.perf_counter()
         try:
             action = agents[seat].act(observation)
@@ -293,10 +319,13 @@ def play_game(
                 f"agent {labels[seat]!r} in seat {seat} (game seed {seed}) returned {action!r:.80}, "
                 "not an int action id"
             )
-        try:
-            game.apply(operator.index(action))
-        except IllegalActionError as error:
-            raise AgentError(f"agent {labels[seat]!r} in seat {seat} (game seed {seed}): {error}") from error
+        return operator.index(action)
+
+    try:
+        play_out(game, ask)
+    except IllegalActionError as error:
+        seat = game.current_player  # an illegal action leaves the game as it was: still that seat's turn
+        raise AgentError(f"agent {labels[seat]!r} in seat {seat} (game seed {seed}): {error}") from error
     state = game.state
     if log_path is not None:
         metadata = {"agents": list(labels), "agent_seeds": list(agent_seeds), **(log_metadata or {})}

@@ -73,7 +73,8 @@ from biblios_env.engine.scoring import category_totals
 from biblios_env.engine.state import CHANCE_PENALTY, NO_CARD, NO_SEAT, Decision, Phase
 from biblios_env.engine.views import PlayerView, player_view
 from biblios_env.engine.visibility import payment_face_up, penalty_card_seen, placement_face_up
-from experiments.match import AgentSpecError, build_agent, parse_agent_spec
+from experiments.cli import invocation_note, program_name
+from experiments.match import AgentSpecError, build_agent, parse_agent_spec, seat_observation
 from experiments.tournament import AGENT, derive_seed
 
 #: Colours of the categories (RULES §1: brown, blue, green, orange, red), gold and church cards.
@@ -177,40 +178,63 @@ def _die_change(dice: Sequence[int], category: int, delta: int) -> Text:
     return text
 
 
+def _numbered(actions: Sequence[int], meaning: Callable[[int], Text]) -> list[Choice]:
+    """Choices ``1``, ``2``, ... in the order of ``actions``."""
+    return [Choice(str(number), action, meaning(action)) for number, action in enumerate(actions, start=1)]
+
+
+def _place_choices(view: PlayerView, legal: Sequence[int]) -> list[Choice]:
+    """Where the drawn card may go (RULES §3): keep, auction pile or common area."""
+    meanings = {
+        KEEP: "keep it: it joins your hand at the end of your turn",
+        AUCTION: "auction pile: face down, auctioned in phase 2",
+        COMMON: f"common area: face up, the others take from it ({view.quota[COMMON]} left)",
+    }
+    return _numbered(legal, lambda action: Text(meanings[action]))
+
+
+def _take_choices(view: PlayerView, legal: Sequence[int]) -> list[Choice]:
+    """The common-area cards that may be taken."""
+    return _numbered(legal, lambda action: card_text(action - TAKE_BASE))
+
+
+def _church_choices(view: PlayerView, legal: Sequence[int]) -> list[Choice]:
+    """The die changes a church card offers, or declining it."""
+
+    def meaning(action: int) -> Text:
+        changes = church_changes(action, view.church_card)
+        if not changes:
+            return Text("decline: discard it without effect")
+        if len(changes) == 1:
+            ((category, delta),) = changes
+            return _die_change(view.dice, category, delta)
+        # both dice move by the same step, named in the question's title: the pair is enough
+        (first, _), (second, _) = changes
+        return Text.assemble(category_text(first), " & ", category_text(second))
+
+    return _numbered(legal, meaning)
+
+
+def _pay_choices(view: PlayerView, legal: Sequence[int]) -> list[Choice]:
+    """The cards that may be paid, numbered, then ``r`` to refuse when refusing is allowed."""
+    choices = _numbered([action for action in legal if action != REFUSE], lambda action: card_text(action - PAY_BASE))
+    if REFUSE in legal:
+        choices.append(Choice("r", REFUSE, Text("refuse to pay: take the penalty", style="bold red")))
+    return choices
+
+
+_MENUS: Final[dict[int, Callable[[PlayerView, Sequence[int]], list[Choice]]]] = {
+    Decision.PLACE: _place_choices,
+    Decision.TAKE: _take_choices,
+    Decision.CHURCH: _church_choices,
+    Decision.PAY: _pay_choices,
+}
+
+
 def menu(view: PlayerView, legal: Sequence[int]) -> list[Choice]:
     """The numbered choices of a decision (bids are typed as amounts instead, see :func:`parse_answer`)."""
-    decision = view.decision
-    choices: list[Choice] = []
-    if decision == Decision.PLACE:
-        meanings = {
-            KEEP: "keep it: it joins your hand at the end of your turn",
-            AUCTION: "auction pile: face down, auctioned in phase 2",
-            COMMON: f"common area: face up, the others take from it ({view.quota[COMMON]} left)",
-        }
-        for action in legal:
-            choices.append(Choice(str(len(choices) + 1), action, Text(meanings[action])))
-    elif decision == Decision.TAKE:
-        for action in legal:
-            choices.append(Choice(str(len(choices) + 1), action, card_text(action - TAKE_BASE)))
-    elif decision == Decision.CHURCH:
-        for action in legal:
-            changes = church_changes(action, view.church_card)
-            if not changes:
-                meaning = Text("decline: discard it without effect")
-            elif len(changes) == 1:
-                ((category, delta),) = changes
-                meaning = _die_change(view.dice, category, delta)
-            else:  # both dice move by the same step, named in the question's title: the pair is enough
-                (first, _), (second, _) = changes
-                meaning = Text.assemble(category_text(first), " & ", category_text(second))
-            choices.append(Choice(str(len(choices) + 1), action, meaning))
-    elif decision == Decision.PAY:
-        for action in legal:
-            if action != REFUSE:
-                choices.append(Choice(str(len(choices) + 1), action, card_text(action - PAY_BASE)))
-        if REFUSE in legal:
-            choices.append(Choice("r", REFUSE, Text("refuse to pay: take the penalty", style="bold red")))
-    return choices
+    choices = _MENUS.get(view.decision)
+    return [] if choices is None else choices(view, legal)
 
 
 @dataclass(frozen=True, slots=True)
@@ -405,7 +429,7 @@ class TerminalGame:
     def _agent_action(self, seat: int, legal: list[int]) -> int:
         """The agent's choice; an agent that crashes or plays illegally ends the game with a message."""
         try:
-            action = self.agents[seat].act(AgentObservation(player_view(self.state, seat), list(legal)))
+            action = self.agents[seat].act(seat_observation(self.game))
         except Exception as error:  # an agent bug must not lose the player's game without a word
             raise LeaveGameError(f"{self.name(seat)} crashed: {type(error).__name__}: {error}") from error
         if isinstance(action, bool) or not hasattr(action, "__index__") or int(action) not in legal:
@@ -541,50 +565,58 @@ class TerminalGame:
         self.console.print(self.screen(view, legal))
         prompt = self.prompt(view, legal)
         while True:
-            try:
-                text = self.input_function(prompt)
-            except EOFError:
-                raise LeaveGameError("input closed") from None
-            answer = parse_answer(text, view, legal, choices)
+            answer = parse_answer(self._read(prompt), view, legal, choices)
             if answer.error:
                 self.say(answer.error, style="yellow")
-                continue
-            if answer.command == "help":
-                self.console.print(HELP, highlight=False, markup=False)
-                continue
-            if answer.command == "table":
-                self.console.print(self.screen(view, legal))
-                continue
-            if answer.command == "suggest":
-                action = self._suggest(view, legal)
-                self.say("The value heuristic would play: ", self._action_text(action, choices), style="cyan")
-                continue
-            if answer.command == "quit":
-                if self._confirm("Leave the game? [y/N] "):
-                    raise LeaveGameError("the player left")
-                continue
-            if answer.command == "auto":
-                cards = auto_payment(view)
-                if not cards:
-                    self.say("Cannot pay automatically here: pick the cards, or r to refuse.", style="yellow")
-                    continue
-                return [PAY_BASE + card for card in cards]
-            if view.decision == Decision.BID and answer.actions[0] != PASS:
-                amount = answer.actions[0] - BID_BASE
-                can_pay = capacity(view)
-                unit = "card(s) in hand" if IS_GOLD[view.auction_card] else "gold"
-                if amount > can_pay and not self._confirm(
-                    f"You have only {can_pay} {unit}: if you win you cannot pay and take the penalty. "
-                    f"Bid {amount} anyway? [y/N] "
-                ):
-                    continue
-            return list(answer.actions)
+            elif answer.command:
+                actions = self._command(answer.command, view, legal, choices)
+                if actions:
+                    return actions
+            elif self._bid_confirmed(view, answer.actions):
+                return list(answer.actions)
 
-    def _confirm(self, prompt: str) -> bool:
+    def _command(self, command: str, view: PlayerView, legal: list[int], choices: Sequence[Choice]) -> list[int]:
+        """Carry out a command typed at a question; the actions it answers with (only ``auto``
+        answers: the cheapest payment), or none to ask again."""
+        if command == "help":
+            self.console.print(HELP, highlight=False, markup=False)
+        elif command == "table":
+            self.console.print(self.screen(view, legal))
+        elif command == "suggest":
+            action = self._suggest(view, legal)
+            self.say("The value heuristic would play: ", self._action_text(action, choices), style="cyan")
+        elif command == "quit":
+            if self._confirm("Leave the game? [y/N] "):
+                raise LeaveGameError("the player left")
+        elif command == "auto":
+            cards = auto_payment(view)
+            if cards:
+                return [PAY_BASE + card for card in cards]
+            self.say("Cannot pay automatically here: pick the cards, or r to refuse.", style="yellow")
+        return []
+
+    def _bid_confirmed(self, view: PlayerView, actions: Sequence[int]) -> bool:
+        """False when the player declines a bid above what they can pay (RULES §5: the winner who
+        cannot pay takes the penalty); True for every other answer."""
+        if view.decision != Decision.BID or actions[0] == PASS:
+            return True
+        amount = actions[0] - BID_BASE
+        can_pay = capacity(view)
+        unit = "card(s) in hand" if IS_GOLD[view.auction_card] else "gold"
+        return amount <= can_pay or self._confirm(
+            f"You have only {can_pay} {unit}: if you win you cannot pay and take the penalty. "
+            f"Bid {amount} anyway? [y/N] "
+        )
+
+    def _read(self, prompt: str) -> str:
+        """One line of input; closing the input leaves the game."""
         try:
-            return self.input_function(prompt).strip().lower() in ("y", "yes")
+            return self.input_function(prompt)
         except EOFError:
             raise LeaveGameError("input closed") from None
+
+    def _confirm(self, prompt: str) -> bool:
+        return self._read(prompt).strip().lower() in ("y", "yes")
 
     def _suggest(self, view: PlayerView, legal: list[int]) -> int:
         if self._suggester is None:
@@ -803,9 +835,10 @@ def _delay(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m experiments.play",
+        prog=program_name("experiments.play"),
         description="Play Biblios in the terminal against agents.",
-        epilog="Agent specs as in the tournament: NAME or NAME:key=value,... (e.g. hoarder:aggression=1.2).",
+        epilog="Agent specs as in the tournament: NAME or NAME:key=value,... (e.g. hoarder:aggression=1.2). "
+        + invocation_note("experiments.play"),
     )
     parser.add_argument("--opponents", nargs="+", metavar="SPEC", default=["value"],
                         help="the other players' agents, filling the other seats in order (default value)")  # fmt: skip
@@ -822,7 +855,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _default_input(console: Console) -> InputFunction:
-    return lambda prompt: console.input(Text(prompt, style="bold cyan"))  # type: ignore[arg-type]
+    return lambda prompt: console.input(Text(prompt, style="bold cyan"))
 
 
 def _save(game: Game, path: Path, console: Console, metadata: dict) -> bool:
@@ -834,6 +867,71 @@ def _save(game: Game, path: Path, console: Console, metadata: dict) -> bool:
         return False
     console.print(Text(f"Game log saved to {path} (replay: biblios_env.engine.log.load_log)."))
     return True
+
+
+def _player_count(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """The table's size: ``--players``, or you and the opponents; a parser error when they do not fit."""
+    opponents = len(args.opponents)
+    players: int = args.players or opponents + 1
+    if players not in (2, 3, 4):
+        parser.error(f"a game has 2 to 4 players: {opponents} opponents and you make {players}")
+    if opponents > players - 1:
+        parser.error(f"{opponents} opponents do not fit a {players}-player game")
+    if not 0 <= args.seat < players:
+        parser.error(f"--seat must be a seat of the {players}-player game: 0..{players - 1}, got {args.seat}")
+    return players
+
+
+@dataclass(frozen=True, slots=True)
+class Seating:
+    """Who sits where: the agents of the other seats, every seat's label and agent seed."""
+
+    agents: dict[int, Agent]
+    labels: list[str]
+    agent_seeds: list[int | None]
+
+
+def _seat_opponents(parser: argparse.ArgumentParser, args: argparse.Namespace, players: int, seed: int) -> Seating:
+    """Build the opponents in the other seats, in order, repeating ``--opponents`` to fill them;
+    a parser error names a bad spec."""
+    agents: dict[int, Agent] = {}
+    labels = [HUMAN] * players
+    agent_seeds: list[int | None] = [None] * players
+    opponent_seats = [seat for seat in range(players) if seat != args.seat]
+    try:
+        for seat, text in zip(opponent_seats, itertools.cycle(args.opponents)):
+            spec = parse_agent_spec(text)
+            agents[seat] = build_agent(spec)
+            labels[seat] = spec.label
+            agent_seeds[seat] = derive_seed(seed, AGENT, seat)
+    except AgentSpecError as error:
+        parser.error(str(error))
+    return Seating(agents, labels, agent_seeds)
+
+
+def _welcome(session: TerminalGame, game: Game, seed: int) -> Panel:
+    players, human = game.state.num_players, session.human
+    opponents = ", ".join(session.name(seat) for seat in range(players) if seat != human)
+    return Panel(
+        Text(
+            f"Biblios, {players} players. You are player_{human}"
+            + (" and start." if human == game.config["first_player"] else ".")
+            + f" Opponents: {opponents}.\n"
+            f"Seed {seed} (replay this deal with --seed {seed}). Type h at any question for help."
+        ),
+        title="Welcome",
+    )
+
+
+def _offer_save(game: Game, read: InputFunction, console: Console, metadata: dict) -> None:
+    """Ask for a file name until the log is saved or the player skips (Enter, Ctrl-D)."""
+    while True:
+        try:
+            answer = read("Save the game log? Type a file name, or press Enter to skip: ").strip()
+        except (EOFError, KeyboardInterrupt):
+            return
+        if not answer or _save(game, Path(answer).expanduser(), console, metadata):
+            return
 
 
 def main(
@@ -848,43 +946,22 @@ def main(
     if console is None:
         console = Console(no_color=args.no_color, highlight=False)
     read = input_function or _default_input(console)
-    specs_text = list(args.opponents)
-    players = args.players or len(specs_text) + 1
-    if players not in (2, 3, 4):
-        parser.error(f"a game has 2 to 4 players: {len(specs_text)} opponents and you make {players}")
-    if len(specs_text) > players - 1:
-        parser.error(f"{len(specs_text)} opponents do not fit a {players}-player game")
-    if not 0 <= args.seat < players:
-        parser.error(f"--seat must be a seat of the {players}-player game: 0..{players - 1}, got {args.seat}")
+    players = _player_count(parser, args)
     seed = args.seed if args.seed is not None else secrets.randbits(32)
-    opponent_seats = [seat for seat in range(players) if seat != args.seat]
-    agents: dict[int, Agent] = {}
-    labels = [HUMAN] * players
-    agent_seeds: list[int | None] = [None] * players
-    try:
-        for seat, text in zip(opponent_seats, itertools.cycle(specs_text)):
-            spec = parse_agent_spec(text)
-            agents[seat] = build_agent(spec)
-            labels[seat] = spec.label
-            agent_seeds[seat] = derive_seed(seed, AGENT, seat)
-    except AgentSpecError as error:
-        parser.error(str(error))
+    seating = _seat_opponents(parser, args, players, seed)
     game = Game(players, seed=seed, penalty=args.penalty, strict_bids=args.strict_bids, auto_forced=False)
-    for seat, agent in agents.items():
-        agent.start_game(seat, players, seed=agent_seeds[seat])
-    session = TerminalGame(game, args.seat, agents, labels, console=console, input_function=read, delay=args.delay)
-    console.print(
-        Panel(
-            Text(
-                f"Biblios, {players} players. You are player_{args.seat}"
-                + (" and start." if args.seat == game.config["first_player"] else ".")
-                + f" Opponents: {', '.join(session.name(seat) for seat in opponent_seats)}.\n"
-                f"Seed {seed} (replay this deal with --seed {seed}). Type h at any question for help."
-            ),
-            title="Welcome",
-        )
+    for seat, agent in seating.agents.items():
+        agent.start_game(seat, players, seed=seating.agent_seeds[seat])
+    session = TerminalGame(
+        game, args.seat, seating.agents, seating.labels, console=console, input_function=read, delay=args.delay
     )
-    metadata = {"agents": labels, "agent_seeds": agent_seeds, "human_seat": args.seat, "program": "experiments.play"}
+    console.print(_welcome(session, game, seed))
+    metadata = {
+        "agents": seating.labels,
+        "agent_seeds": seating.agent_seeds,
+        "human_seat": args.seat,
+        "program": "experiments.play",
+    }
     try:
         session.play()
     except (LeaveGameError, KeyboardInterrupt) as reason:
@@ -895,14 +972,8 @@ def main(
     console.print(session.score_table())
     if args.save_log:
         _save(game, args.save_log, console, metadata)
-        return 0
-    while True:
-        try:
-            answer = read("Save the game log? Type a file name, or press Enter to skip: ").strip()
-        except (EOFError, KeyboardInterrupt):
-            break
-        if not answer or _save(game, Path(answer).expanduser(), console, metadata):
-            break
+    else:
+        _offer_save(game, read, console, metadata)
     return 0
 
 

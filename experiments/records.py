@@ -175,7 +175,7 @@ says which of the two a run is, for the titles of its figures.
 
 from __future__ import annotations
 
-from experiments.game_records import GameRecords, Rows, read_log, read_logs, records_from_log
+from experiments.game_records import GameRecords, read_log, read_logs, records_from_log
 from experiments.record_columns import (
     CATEGORY_SLUGS,
     COLUMNS,
@@ -206,7 +206,6 @@ __all__ = [
     "SLOT_NAMES",
     "UNKNOWN_AGENT",
     "GameRecords",
-    "Rows",
     "TournamentRecords",
     "TrainingRun",
     "column_names",

@@ -36,7 +36,9 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Final
+from typing import Final, TypeVar
+
+_Number = TypeVar("_Number", int, float)  # a total of win shares or VP (float) or of games (int)
 
 #: Two-sided 95% normal quantile.
 Z_95: Final = NormalDist().inv_cdf(0.975)
@@ -144,9 +146,9 @@ def agent_stats(outcomes: Iterable[Outcome]) -> list[AgentStats]:
     for outcome in outcomes:
         shares = win_shares(outcome.winners, len(outcome.agents))
         for seat, agent in enumerate(outcome.agents):
-            for table, value in ((wins, shares[seat]), (seats, 1), (points, outcome.vp[seat])):
-                by_deal = table.setdefault(agent, {})
-                by_deal[outcome.deal] = by_deal.get(outcome.deal, 0) + value
+            _add(wins, agent, outcome.deal, shares[seat])
+            _add(seats, agent, outcome.deal, 1)
+            _add(points, agent, outcome.deal, outcome.vp[seat])
     rows = []
     for agent, by_deal in seats.items():
         deals = sorted(by_deal)
@@ -168,6 +170,12 @@ def agent_stats(outcomes: Iterable[Outcome]) -> list[AgentStats]:
         )
     rows.sort(key=lambda row: (-row.win_rate.estimate, row.agent))
     return rows
+
+
+def _add(table: dict[str, dict[int, _Number]], agent: str, deal: int, value: _Number) -> None:
+    """Add ``value`` to the agent's total of the deal (agent stats are clustered by deal)."""
+    by_deal = table.setdefault(agent, {})
+    by_deal[deal] = by_deal.get(deal, 0) + value
 
 
 def seat_win_rates(outcomes: Sequence[Outcome]) -> list[float]:
@@ -201,9 +209,10 @@ def pairwise_win_shares(outcomes: Iterable[Outcome]) -> dict[str, dict[str, floa
     return result
 
 
-def finishing_ranks(vp: Sequence[int], winners: Sequence[int]) -> list[int]:
+def finishing_ranks(vp: Sequence[int], winners: Sequence[int]) -> list[float]:
     """Openskill ranks (lower is better): the winners share rank 0, the others follow by VP
-    (equal VP, equal rank; VP ties between winners and losers were broken by RULES §6)."""
+    (equal VP, equal rank; VP ties between winners and losers were broken by RULES §6). Whole
+    numbers, typed as openskill's ``ranks`` are."""
     losing_vp = sorted({points for seat, points in enumerate(vp) if seat not in winners}, reverse=True)
     return [0 if seat in winners else 1 + losing_vp.index(points) for seat, points in enumerate(vp)]
 

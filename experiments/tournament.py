@@ -81,6 +81,7 @@ import numpy as np
 
 from biblios_env.engine.game import PENALTIES, check_seed
 from biblios_env.engine.setup import check_num_players
+from experiments.cli import invocation_note, program_name
 from experiments.match import (
     AGENT_FAULTS,
     AgentError,
@@ -196,7 +197,7 @@ class TournamentConfig:
 
     def schedule(self) -> list[GameTask]:
         """Every game in canonical order: deal, then table, then seating."""
-        tasks = []
+        tasks: list[GameTask] = []
         orders = seat_orders(self.num_players, self.seatings)
         for deal in range(self.deals):
             seed = derive_seed(self.seed, DEAL, deal)
@@ -642,7 +643,12 @@ class RunFolder:
         self.path = Path(path)
         self.tasks = {task.index: task for task in _selected_tasks(config, selection)}
         self.labels = {index: task_labels(config, task) for index, task in self.tasks.items()}
-        self.run = {"format": RUN_FORMAT, "config": config.to_json(), "only_games": selection, "games": games}
+        self.run: dict[str, Any] = {
+            "format": RUN_FORMAT,
+            "config": config.to_json(),
+            "only_games": selection,
+            "games": games,
+        }
         if resume:
             self._check_recorded_run()
             self.finished = self._read_finished()
@@ -1012,12 +1018,13 @@ def _seed(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m experiments.tournament",
+        prog=program_name("experiments.tournament"),
         description="Play a head-to-head or round-robin between Biblios agents with duplicate deals.",
         epilog="Agent specs: NAME or NAME:key=value,... with NAME a registry name or an import path "
         "package.module.Factory, e.g. hoarder:aggression=1.2 or ismcts:iterations=500 (--list-agents shows "
         "every agent's parameters). Results are saved as each game finishes: after a crash or Ctrl-C, repeat "
-        "the command with --resume DIR to play only the games still missing.",
+        "the command with --resume DIR to play only the games still missing. "
+        + invocation_note("experiments.tournament"),
     )
     parser.add_argument(
         "--agents", nargs="+", metavar="SPEC", help="the agents (specs below); in a head-to-head, one per seat"
@@ -1182,10 +1189,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        saved = (
+        repeat = (
             f"The finished games are saved in {out}/{GAMES_FILE}; repeat" if (out / GAMES_FILE).exists() else "Repeat"
         )
-        print(f"\nInterrupted. {saved} the command with --resume {out} to play the rest.", file=sys.stderr)
+        print(f"\nInterrupted. {repeat} the command with --resume {out} to play the rest.", file=sys.stderr)
         return 130
     saved = write_results(result, out, plot=not args.no_plot)
     print(format_summary(result, saved))

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import functools
 import json
 import math
@@ -51,7 +52,8 @@ import platform
 import shlex
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
@@ -67,18 +69,83 @@ from agents.ppo_agent import (
     read_policy_file,
     write_policy_file,
 )
-from biblios_env.agent_interface import Agent
+from biblios_env.agent_interface import Agent, AgentObservation
+from biblios_env.engine import Game
+from biblios_env.engine.scoring import rewards
 from biblios_env.gym_env import BibliosGymEnv, OpponentPool
-from experiments.match import AgentSpec, build_agent, parse_agent_spec
+from experiments.cli import HelpFormatter, invocation_note, program_name
+from experiments.match import AgentSpec, build_agent, parse_agent_spec, play_out
 from experiments.tournament import TournamentConfig, run_tournament
 
 SELF: Final = "self"
-HEURISTIC_OPPONENTS: Final = ("random", "value", "hoarder")
 EVAL_COLUMNS: Final = (
     "timesteps", "seconds", "players", "opponent", "games", "deals", "win_rate", "ci_low", "ci_high", "mean_vp",
 )  # fmt: skip
 #: The tournament seed of every evaluation: the same deals each time, so curve points compare.
 EVAL_SEED: Final = 20_240_601
+
+
+def default_out() -> Path:
+    """A fresh run folder named after the moment the run starts: ``runs/ppo-<date>-<time>``."""
+    return Path("runs") / datetime.now().strftime("ppo-%Y%m%d-%H%M%S")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Every setting of a training run, one field per command-line option (the same names and
+    defaults: :func:`build_parser` takes its defaults from here). ``training.json`` records
+    them under ``settings``, in this order."""
+
+    # run
+    players: tuple[int, ...] = (2,)
+    total_steps: int = 400_000
+    seed: int = 1
+    n_envs: int = 8
+    vec: str = "dummy"  # "dummy": environments stepped in this process; "subproc": in worker processes
+    torch_threads: int = 1
+    out: Path = field(default_factory=default_out)
+    progress: bool = True
+    reward: str = "vp"
+    # opponents
+    opponents: str = "value=0.6,hoarder=0.1,random=0.05,self=0.25"
+    snapshot_every: int = 50_000
+    pool_size: int = 20
+    # evaluation and checkpoints
+    eval_every: int = 100_000
+    eval_deals: int = 50
+    eval_opponents: tuple[str, ...] = ("value", "hoarder", "random")
+    checkpoint_every: int = 100_000
+    # warm start
+    bc_games: int = 1000
+    bc_teacher: str = "value"
+    bc_data: Path | None = None
+    bc_epochs: int = 6
+    bc_learning_rate: float = 1e-3
+    dagger_rounds: int = 5
+    dagger_games: int = 400
+    dagger_epochs: int = 2
+    workers: int = 2
+    init: Path | None = None
+    init_network: Path | None = None
+    # PPO
+    net_arch: tuple[int, ...] = (128, 128)
+    activation: str = "relu"
+    learning_rate: float = 5e-5
+    n_steps: int = 512
+    batch_size: int = 256
+    n_epochs: int = 4
+    gamma: float = 1.0
+    gae_lambda: float = 0.95
+    clip_range: float = 0.2
+    ent_coef: float = 0.0
+    vf_coef: float = 0.5
+
+    def settings(self) -> dict[str, Any]:
+        """The settings as ``training.json`` records them: paths as text, sequences as lists."""
+        return {
+            key: str(value) if isinstance(value, Path) else list(value) if isinstance(value, tuple) else value
+            for key, value in dataclasses.asdict(self).items()
+        }
 
 
 # ----------------------------------------------------------------------------- opponents
@@ -192,44 +259,52 @@ def _demonstration_games(
     teacher: str, seeds: Sequence[tuple[int, int, int]], reward: str, learner: NumpyNetwork | None
 ) -> dict[str, np.ndarray]:
     """Play one chunk of :func:`collect_demonstrations` (a module function, so worker processes run it)."""
-    from biblios_env.agent_interface import AgentObservation
-    from biblios_env.engine import Game
-    from biblios_env.engine.scoring import rewards
-    from biblios_env.engine.views import player_view
-
     spec = parse_agent_spec(teacher)
-    observations, masks, actions, returns = [], [], [], []
+    kept: dict[str, list[Any]] = {key: [] for key in DEMONSTRATION_KEYS}
     for count, game_seed, agent_seed in seeds:
-        game = Game(count, seed=game_seed)
-        seeder = np.random.default_rng(agent_seed)
-        agents = [build_agent(spec) for _ in range(count)]
-        for seat, agent in enumerate(agents):
-            agent.start_game(seat, count, seed=int(seeder.integers(2**63)))
-        learner_seat = int(seeder.integers(count)) if learner is not None else -1
-        seats = []
-        while not game.is_over:
-            seat = game.current_player
-            observation = AgentObservation(player_view(game.state, seat), list(game.legal_actions()))
-            label = agents[seat].act(observation)  # the teacher's choice in this seat's position
-            if learner is None or seat == learner_seat:
-                observations.append(observation.vector.astype(np.float16))  # exact for the 0/1 pieces
-                masks.append(observation.action_mask.astype(bool))
-                actions.append(label)
-                seats.append(seat)
-            action = (
-                label
-                if seat != learner_seat
-                else learner.choose(observation.vector, observation.action_mask, False, seeder)
-            )
-            game.apply(action)
-        outcome = rewards(reward, game.state.vp, game.state.winners)
-        returns.extend(outcome[seat] for seat in seats)
+        _demonstration_game(spec, count, (game_seed, agent_seed), reward, learner, kept)
     return {
-        "observations": np.stack(observations),
-        "masks": np.stack(masks),
-        "actions": np.asarray(actions, np.int64),
-        "returns": np.asarray(returns, np.float32),
+        "observations": np.stack(kept["observations"]),
+        "masks": np.stack(kept["masks"]),
+        "actions": np.asarray(kept["actions"], np.int64),
+        "returns": np.asarray(kept["returns"], np.float32),
     }
+
+
+def _demonstration_game(
+    spec: AgentSpec,
+    count: int,
+    seeds: tuple[int, int],
+    reward: str,
+    learner: NumpyNetwork | None,
+    kept: dict[str, list[Any]],
+) -> None:
+    """One game of ``count`` copies of the teacher (one seat played by ``learner`` in DAgger), seeded
+    by ``seeds`` (the game's, the agents'); the decisions to learn from are appended to ``kept``."""
+    game_seed, agent_seed = seeds
+    game = Game(count, seed=game_seed)
+    seeder = np.random.default_rng(agent_seed)
+    agents = [build_agent(spec) for _ in range(count)]
+    for seat, agent in enumerate(agents):
+        agent.start_game(seat, count, seed=int(seeder.integers(2**63)))
+    learner_seat = int(seeder.integers(count)) if learner is not None else -1
+    seats: list[int] = []
+
+    def decide(seat: int, observation: AgentObservation) -> int:
+        """The teacher labels the decision; the learner, if any, plays its own seat by sampling."""
+        label = agents[seat].act(observation)  # the teacher's choice in this seat's position
+        if learner is None or seat == learner_seat:
+            kept["observations"].append(observation.vector.astype(np.float16))  # exact for the 0/1 pieces
+            kept["masks"].append(observation.action_mask.astype(bool))
+            kept["actions"].append(label)
+            seats.append(seat)
+        if learner is None or seat != learner_seat:
+            return label
+        return learner.choose(observation.vector, observation.action_mask, False, seeder)
+
+    play_out(game, decide)
+    outcome = rewards(reward, game.state.vp, game.state.winners)
+    kept["returns"].extend(outcome[seat] for seat in seats)
 
 
 def collect_demonstrations(
@@ -316,52 +391,58 @@ def behaviour_cloning(
     }
 
 
-def warm_start(model: Any, args: argparse.Namespace, players: tuple[int, ...], out: Path) -> dict[str, Any]:
+def warm_start(model: Any, config: TrainConfig) -> dict[str, Any]:
     """Behaviour cloning of ``--bc-teacher`` then ``--dagger-rounds`` of DAgger; saves warm_start.zip."""
     start = time.perf_counter()
-    cache = Path(args.bc_data) if args.bc_data else None
+    cache = config.bc_data
     if cache is not None and cache.is_file():
         with np.load(cache) as stored:
             data = {key: stored[key] for key in DEMONSTRATION_KEYS}
         print(f"Behaviour cloning from {len(data['actions']):,} stored decisions in {cache}", flush=True)
     else:
-        print(f"Behaviour cloning: {args.bc_games} games of {args.bc_teacher} against itself ...", flush=True)
+        print(f"Behaviour cloning: {config.bc_games} games of {config.bc_teacher} against itself ...", flush=True)
         data = collect_demonstrations(
-            args.bc_teacher, args.bc_games, players, args.reward, args.seed, workers=args.workers
+            config.bc_teacher, config.bc_games, config.players, config.reward, config.seed, workers=config.workers
         )
         if cache is not None:
             cache.parent.mkdir(parents=True, exist_ok=True)
-            np.savez(cache, **data)
-    rounds = [behaviour_cloning(model, data, args.bc_epochs, args.bc_learning_rate, args.seed)]
+            np.savez(
+                cache,
+                observations=data["observations"],
+                masks=data["masks"],
+                actions=data["actions"],
+                returns=data["returns"],
+            )
+    rounds = [behaviour_cloning(model, data, config.bc_epochs, config.bc_learning_rate, config.seed)]
     print(f"  cloned: {rounds[-1]} ({time.perf_counter() - start:.0f} s)", flush=True)
-    for round_index in range(args.dagger_rounds):
+    for round_index in range(config.dagger_rounds):
         learner = numpy_policy(model.policy)
         extra = collect_demonstrations(
-            args.bc_teacher,
-            args.dagger_games,
-            players,
-            args.reward,
-            args.seed + 1 + round_index,
+            config.bc_teacher,
+            config.dagger_games,
+            config.players,
+            config.reward,
+            config.seed + 1 + round_index,
             learner=learner,
-            workers=args.workers,
+            workers=config.workers,
         )
         data = {key: np.concatenate([data[key], extra[key]]) for key in DEMONSTRATION_KEYS}
         rounds.append(
-            behaviour_cloning(model, data, args.dagger_epochs, args.bc_learning_rate, args.seed + 1 + round_index)
+            behaviour_cloning(model, data, config.dagger_epochs, config.bc_learning_rate, config.seed + 1 + round_index)
         )
         print(
             f"  DAgger round {round_index + 1}: +{len(extra['actions']):,} learner decisions, {rounds[-1]} "
             f"({time.perf_counter() - start:.0f} s)",
             flush=True,
         )
-    model.save(out / "warm_start.zip")
+    model.save(config.out / "warm_start.zip")
     return {
-        "teacher": args.bc_teacher,
-        "games": args.bc_games,
-        "epochs": args.bc_epochs,
-        "dagger_rounds": args.dagger_rounds,
-        "dagger_games": args.dagger_games,
-        "dagger_epochs": args.dagger_epochs,
+        "teacher": config.bc_teacher,
+        "games": config.bc_games,
+        "epochs": config.bc_epochs,
+        "dagger_rounds": config.dagger_rounds,
+        "dagger_games": config.dagger_games,
+        "dagger_epochs": config.dagger_epochs,
         "rounds": rounds,
         "seconds": round(time.perf_counter() - start, 1),
     }
@@ -382,9 +463,61 @@ def make_env_factory(players: tuple[int, ...], pool: OpponentPool, reward: str, 
     return factory
 
 
-def build_callback(args: argparse.Namespace, out: Path, mixture: dict[str, float], start: float) -> Any:
+class Evaluations:
+    """The evaluations of one run: each evaluation's rows (appended to ``eval.csv``), its console
+    line, and ``best_policy.npz``, the evaluated policy with the best win rate against the first
+    ``--eval-opponents`` entry at the first ``--players`` count."""
+
+    def __init__(self, config: TrainConfig, start: float) -> None:
+        self.config = config
+        self.start = start  # the run's perf_counter at its start: rows say how long it has run
+        self.rows: list[dict[str, Any]] = []
+        self.best: tuple[float, int] = (-1.0, -1)  # (win rate, timesteps)
+
+    def evaluate(self, policy: Path, timesteps: int, record: Callable[[str, float], None]) -> None:
+        """Play the evaluation tables of ``policy`` (trained for ``timesteps``); ``record(key,
+        value)`` logs each win rate to SB3's logger."""
+        seconds = time.perf_counter() - self.start
+        parts = []
+        for players in self.config.players:
+            for opponent in self.config.eval_opponents:
+                row = {
+                    "timesteps": timesteps,
+                    "seconds": round(seconds, 1),
+                    **evaluate(policy, players, opponent, self.config.eval_deals),
+                }
+                self.rows.append(row)
+                self._append_row(row)
+                record(f"eval/{players}p_win_rate_vs_{opponent}", row["win_rate"])
+                parts.append(self._summary(row))
+                self._keep_if_best(policy, row)
+        print(f"[{timesteps:>9,} steps, {seconds / 60:5.1f} min] win rate vs " + " · ".join(parts), flush=True)
+
+    def _append_row(self, row: dict[str, Any]) -> None:
+        with (self.config.out / "eval.csv").open("a", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(EVAL_COLUMNS))
+            if handle.tell() == 0:
+                writer.writeheader()
+            writer.writerow(row)
+
+    def _summary(self, row: dict[str, Any]) -> str:
+        """``value 41.0% [35.2%, 47.1%]`` (with ``/3p`` after the opponent when several counts are trained)."""
+        players = "" if len(self.config.players) == 1 else f"/{row['players']}p"
+        return f"{row['opponent']}{players} {row['win_rate']:.1%} [{row['ci_low']:.1%}, {row['ci_high']:.1%}]"
+
+    def _keep_if_best(self, policy: Path, row: dict[str, Any]) -> None:
+        config = self.config
+        first_table = row["opponent"] == config.eval_opponents[0] and row["players"] == config.players[0]
+        if first_table and row["win_rate"] > self.best[0]:
+            self.best = (row["win_rate"], row["timesteps"])
+            (config.out / "best_policy.npz").write_bytes(policy.read_bytes())
+
+
+def build_callback(config: TrainConfig, mixture: dict[str, float], start: float) -> Any:
     """The SB3 callback that grows the snapshot pool and evaluates (built here: SB3 is imported lazily)."""
     from stable_baselines3.common.callbacks import BaseCallback
+
+    out = config.out
 
     class SelfPlayCallback(BaseCallback):
         """Snapshots into the pool every ``snapshot_every`` steps; evaluation every ``eval_every`` steps."""
@@ -393,13 +526,12 @@ def build_callback(args: argparse.Namespace, out: Path, mixture: dict[str, float
             super().__init__()
             self.snapshots: list[Path] = []
             self.next_snapshot = 0
-            self.next_eval = args.eval_every if args.eval_every > 0 else math.inf
-            self.rows: list[dict[str, Any]] = []
-            self.best: tuple[float, int] = (-1.0, -1)
+            self.next_eval = config.eval_every if config.eval_every > 0 else math.inf
+            self.evaluations = Evaluations(config, start)
 
         def _on_training_start(self) -> None:
             self._snapshot()  # the initial policy is the pool's first member
-            if args.eval_every > 0:
+            if config.eval_every > 0:
                 self.evaluate_now()  # the curve starts from the initial (random or warm-started) policy
 
         def _on_step(self) -> bool:
@@ -415,90 +547,61 @@ def build_callback(args: argparse.Namespace, out: Path, mixture: dict[str, float
             the evaluation after ``learn`` wrote a second, different row for the same step."""
             if self.num_timesteps >= self.next_eval:
                 self.evaluate_now()
-                self.next_eval = (self.num_timesteps // args.eval_every + 1) * args.eval_every
+                self.next_eval = (self.num_timesteps // config.eval_every + 1) * config.eval_every
 
         def _snapshot(self) -> None:
             path = out / "pool" / f"snapshot_{self.num_timesteps:09d}.npz"
             export_policy(self.model.policy, path, {"timesteps": self.num_timesteps})
-            self.snapshots = [*self.snapshots, path][-args.pool_size :]
+            self.snapshots = [*self.snapshots, path][-config.pool_size :]
             self.training_env.env_method("set_opponents", build_pool(mixture, self.snapshots))
-            self.next_snapshot = self.num_timesteps + args.snapshot_every
+            self.next_snapshot = self.num_timesteps + config.snapshot_every
 
         def evaluate_now(self) -> None:
             path = export_policy(self.model.policy, out / "eval_policy.npz", {"timesteps": self.num_timesteps})
-            seconds = time.perf_counter() - start
-            parts = []
-            for players in args.players:
-                for opponent in args.eval_opponents:
-                    row = {
-                        "timesteps": self.num_timesteps,
-                        "seconds": round(seconds, 1),
-                        **evaluate(path, players, opponent, args.eval_deals),
-                    }
-                    self.rows.append(row)
-                    with (out / "eval.csv").open("a", newline="") as handle:
-                        writer = csv.DictWriter(handle, fieldnames=list(EVAL_COLUMNS))
-                        if handle.tell() == 0:
-                            writer.writeheader()
-                        writer.writerow(row)
-                    self.logger.record(f"eval/{players}p_win_rate_vs_{opponent}", row["win_rate"])
-                    parts.append(
-                        f"{opponent}{'' if len(args.players) == 1 else f'/{players}p'} "
-                        f"{row['win_rate']:.1%} [{row['ci_low']:.1%}, {row['ci_high']:.1%}]"
-                    )
-                    if (
-                        opponent == args.eval_opponents[0]
-                        and players == args.players[0]
-                        and row["win_rate"] > self.best[0]
-                    ):
-                        self.best = (row["win_rate"], self.num_timesteps)
-                        (out / "best_policy.npz").write_bytes(path.read_bytes())
-            print(
-                f"[{self.num_timesteps:>9,} steps, {seconds / 60:5.1f} min] win rate vs " + " · ".join(parts),
-                flush=True,
-            )
+            self.evaluations.evaluate(path, self.num_timesteps, self.logger.record)
 
     return SelfPlayCallback()
 
 
-def train(args: argparse.Namespace) -> dict[str, Any]:
+def train(config: TrainConfig, argv: Sequence[str] = ()) -> dict[str, Any]:
+    """Train as ``config`` says; ``argv`` is the command line that asked for it (for ``training.json``)."""
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
     from stable_baselines3.common.logger import configure
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    torch.set_num_threads(args.torch_threads)
-    out: Path = args.out
+    torch.set_num_threads(config.torch_threads)
+    out = config.out
     out.mkdir(parents=True, exist_ok=True)
     (out / "eval.csv").unlink(missing_ok=True)
-    mixture = parse_mixture(args.opponents)
-    players = tuple(args.players)
+    mixture = parse_mixture(config.opponents)
+    players = config.players
     start = time.perf_counter()
     initial_pool = build_pool({name: w for name, w in mixture.items() if name != SELF} or {"random": 1.0}, [])
     (out / "monitor").mkdir(exist_ok=True)
     factories = [
-        make_env_factory(players, initial_pool, args.reward, args.seed * 1000 + i, out / "monitor" / f"env_{i}")
-        for i in range(args.n_envs)
+        make_env_factory(players, initial_pool, config.reward, config.seed * 1000 + i, out / "monitor" / f"env_{i}")
+        for i in range(config.n_envs)
     ]
-    vec_env = SubprocVecEnv(factories) if args.vec == "subproc" else DummyVecEnv(factories)
-    activation = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}[args.activation]
-    initial = None if args.init_network is None else NumpyNetwork.load(args.init_network)
-    net_arch = {"pi": list(args.net_arch), "vf": list(args.net_arch)} if initial is None else network_arch(initial)
+    vec_env = SubprocVecEnv(factories) if config.vec == "subproc" else DummyVecEnv(factories)
+    activation = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}[config.activation]
+    initial = None if config.init_network is None else NumpyNetwork.load(config.init_network)
+    net_arch = {"pi": list(config.net_arch), "vf": list(config.net_arch)} if initial is None else network_arch(initial)
     model = MaskablePPO(
         "MlpPolicy",
         vec_env,
-        learning_rate=args.learning_rate,
-        n_steps=args.n_steps,
-        batch_size=args.batch_size,
-        n_epochs=args.n_epochs,
-        gamma=args.gamma,
-        gae_lambda=args.gae_lambda,
-        clip_range=args.clip_range,
-        ent_coef=args.ent_coef,
-        vf_coef=args.vf_coef,
+        learning_rate=config.learning_rate,
+        n_steps=config.n_steps,
+        batch_size=config.batch_size,
+        n_epochs=config.n_epochs,
+        gamma=config.gamma,
+        gae_lambda=config.gae_lambda,
+        clip_range=config.clip_range,
+        ent_coef=config.ent_coef,
+        vf_coef=config.vf_coef,
         policy_kwargs={"net_arch": net_arch, "activation_fn": activation},
-        seed=args.seed,
+        seed=config.seed,
         device="cpu",
         verbose=0,
     )
@@ -506,44 +609,40 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
     warm: dict[str, Any] = {}
     if initial is not None:
         load_network(model.policy, initial)
-        warm = {"init_network": str(args.init_network), "net_arch": net_arch}
-    elif args.init is not None:
-        model.set_parameters(str(args.init), exact_match=False, device="cpu")
-        warm = {"init": str(args.init)}
-    elif args.bc_games > 0 or args.bc_data:
-        warm = warm_start(model, args, players, out)
-    self_play = build_callback(args, out, mixture, start)
+        warm = {"init_network": str(config.init_network), "net_arch": net_arch}
+    elif config.init is not None:
+        model.set_parameters(str(config.init), exact_match=False, device="cpu")
+        warm = {"init": str(config.init)}
+    elif config.bc_games > 0 or config.bc_data:
+        warm = warm_start(model, config)
+    self_play = build_callback(config, mixture, start)
     callbacks = [self_play]
-    if args.checkpoint_every > 0:
-        every = max(1, args.checkpoint_every // args.n_envs)  # CheckpointCallback counts vectorized steps
+    if config.checkpoint_every > 0:
+        every = max(1, config.checkpoint_every // config.n_envs)  # CheckpointCallback counts vectorized steps
         callbacks.append(CheckpointCallback(every, str(out / "checkpoints"), name_prefix="ppo"))
     print(
-        f"Training MaskablePPO for {args.total_steps:,} steps, {'/'.join(map(str, players))} players, "
-        f"{args.n_envs} envs, "
+        f"Training MaskablePPO for {config.total_steps:,} steps, {'/'.join(map(str, players))} players, "
+        f"{config.n_envs} envs, "
         f"opponents {mixture}; output in {out}/",
         flush=True,
     )
-    model.learn(args.total_steps, callback=CallbackList(callbacks), progress_bar=args.progress)
+    model.learn(config.total_steps, callback=CallbackList(callbacks), progress_bar=config.progress)
     train_seconds = time.perf_counter() - start
     self_play.evaluate_now()
     model.save(out / "final_model.zip")
     info = {
-        "command": "python -m experiments.train_ppo " + " ".join(shlex.quote(a) for a in args.argv),
-        "settings": {
-            key: (str(value) if isinstance(value, Path) else value)
-            for key, value in vars(args).items()
-            if key != "argv"
-        },
+        "command": "python -m experiments.train_ppo " + " ".join(shlex.quote(a) for a in argv),
+        "settings": config.settings(),
         "timesteps": int(model.num_timesteps),
         "train_seconds": round(train_seconds, 1),
         "steps_per_second": round(model.num_timesteps / train_seconds, 1),
         "warm_start": warm,
         "best_eval": {
-            "win_rate": self_play.best[0],
-            "timesteps": self_play.best[1],
-            "opponent": args.eval_opponents[0],
+            "win_rate": self_play.evaluations.best[0],
+            "timesteps": self_play.evaluations.best[1],
+            "opponent": config.eval_opponents[0],
         },
-        "final_eval": [row for row in self_play.rows if row["timesteps"] == model.num_timesteps],
+        "final_eval": [row for row in self_play.evaluations.rows if row["timesteps"] == model.num_timesteps],
         "versions": _versions(),
         "finished": datetime.now().isoformat(timespec="seconds"),
     }
@@ -555,9 +654,9 @@ def train(args: argparse.Namespace) -> dict[str, Any]:
         write_policy_file(best, out / "best_policy.npz")
     (out / "training.json").write_text(json.dumps(info, indent=1))
     plot_learning_curve(
-        self_play.rows,
+        self_play.evaluations.rows,
         out / "learning_curve.png",
-        f"MaskablePPO self-play, {'/'.join(map(str, players))} players, seed {args.seed}",
+        f"MaskablePPO self-play, {'/'.join(map(str, players))} players, seed {config.seed}",
     )
     vec_env.close()
     print(
@@ -631,22 +730,13 @@ def _layers(text: str) -> tuple[int, ...]:
     return sizes
 
 
-class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Appends ``(default: X)`` to an option's help only where that is true and useful: not when the
-    help already names its default, and not for ``None`` (no value) or on/off flags, where the
-    default of the value is not the default of the flag (``--no-progress (default: True)``)."""
-
-    def _get_help_string(self, action: argparse.Action) -> str | None:
-        text = action.help or ""
-        if "default" in text or action.default is None or isinstance(action.default, bool):
-            return text
-        return super()._get_help_string(action)
-
-
 def build_parser() -> argparse.ArgumentParser:
+    """The command line; its defaults are :class:`TrainConfig`'s."""
+    defaults = TrainConfig()
     parser = argparse.ArgumentParser(
-        prog="python -m experiments.train_ppo",
+        prog=program_name("experiments.train_ppo"),
         description="MaskablePPO self-play against a growing pool of its own snapshots mixed with the heuristics.",
+        epilog=invocation_note("experiments.train_ppo"),
         formatter_class=HelpFormatter,
     )
     run = parser.add_argument_group("run")
@@ -654,72 +744,102 @@ def build_parser() -> argparse.ArgumentParser:
         "--players",
         type=int,
         nargs="+",
-        default=[2],
+        default=list(defaults.players),
         choices=(2, 3, 4),
         help="player count(s); with several, each episode draws one",
     )
-    run.add_argument("--total-steps", type=_positive_int, default=400_000, help="learner decisions to train for")
-    run.add_argument("--seed", type=int, default=1, help="seed of the model, the environments and the warm start")
-    run.add_argument("--n-envs", type=_positive_int, default=8, help="vectorized environments")
+    run.add_argument(
+        "--total-steps", type=_positive_int, default=defaults.total_steps, help="learner decisions to train for"
+    )
+    run.add_argument(
+        "--seed", type=int, default=defaults.seed, help="seed of the model, the environments and the warm start"
+    )
+    run.add_argument("--n-envs", type=_positive_int, default=defaults.n_envs, help="vectorized environments")
     run.add_argument(
         "--vec",
         choices=("dummy", "subproc"),
-        default="dummy",
+        default=defaults.vec,
         help="step the environments in this process or in worker processes",
     )
     run.add_argument(
-        "--torch-threads", type=_positive_int, default=1, help="torch threads (more is slower on a small machine)"
+        "--torch-threads",
+        type=_positive_int,
+        default=defaults.torch_threads,
+        help="torch threads (more is slower on a small machine)",
     )
     run.add_argument("--out", type=Path, help="output folder (default runs/ppo-<date>-<time>)")
     run.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
-        default=True,
+        default=defaults.progress,
         help="show a progress bar during PPO (default: shown; --no-progress hides it)",
     )
     run.add_argument(
         "--reward",
         choices=("win", "vp"),
-        default="vp",
+        default=defaults.reward,
         help="the environment's reward option (vp: own VP minus the best other, a denser signal than win)",
     )
     pool = parser.add_argument_group("opponents")
     pool.add_argument(
         "--opponents",
-        default="value=0.6,hoarder=0.1,random=0.05,self=0.25",
+        default=defaults.opponents,
         help="opponent mixture: registry agents and 'self' (the snapshot pool) with weights",
     )
-    pool.add_argument("--snapshot-every", type=_positive_int, default=50_000, help="steps between snapshots")
-    pool.add_argument("--pool-size", type=_positive_int, default=20, help="snapshots kept (the newest)")
+    pool.add_argument(
+        "--snapshot-every", type=_positive_int, default=defaults.snapshot_every, help="steps between snapshots"
+    )
+    pool.add_argument("--pool-size", type=_positive_int, default=defaults.pool_size, help="snapshots kept (the newest)")
     evaluation = parser.add_argument_group("evaluation and checkpoints")
     evaluation.add_argument(
-        "--eval-every", type=int, default=100_000, help="steps between evaluations (0: at the end only)"
+        "--eval-every", type=int, default=defaults.eval_every, help="steps between evaluations (0: at the end only)"
     )
     evaluation.add_argument(
         "--eval-deals",
         type=_positive_int,
-        default=50,
+        default=defaults.eval_deals,
         help="duplicate deals per evaluation opponent (each played in every seating)",
     )
     evaluation.add_argument(
         "--eval-opponents",
         nargs="+",
-        default=["value", "hoarder", "random"],
+        default=list(defaults.eval_opponents),
         help="fixed opponents (agent specs); the first one picks best_policy.npz",
     )
     evaluation.add_argument(
-        "--checkpoint-every", type=int, default=100_000, help="steps between full checkpoints (0: none)"
+        "--checkpoint-every",
+        type=int,
+        default=defaults.checkpoint_every,
+        help="steps between full checkpoints (0: none)",
     )
     warm = parser.add_argument_group("warm start (before PPO): behaviour cloning and DAgger, or a saved model")
-    warm.add_argument("--bc-games", type=int, default=1000, help="teacher games to imitate (0: start from scratch)")
-    warm.add_argument("--bc-teacher", default="value", help="the agent to imitate (an agent spec)")
+    warm.add_argument(
+        "--bc-games", type=int, default=defaults.bc_games, help="teacher games to imitate (0: start from scratch)"
+    )
+    warm.add_argument("--bc-teacher", default=defaults.bc_teacher, help="the agent to imitate (an agent spec)")
     warm.add_argument("--bc-data", type=Path, help="demonstrations file: loaded if it exists, else collected and saved")
-    warm.add_argument("--bc-epochs", type=_positive_int, default=6, help="epochs of behaviour cloning")
-    warm.add_argument("--bc-learning-rate", type=float, default=1e-3, help="Adam learning rate of cloning and DAgger")
-    warm.add_argument("--dagger-rounds", type=int, default=5, help="DAgger rounds after cloning (0: none)")
-    warm.add_argument("--dagger-games", type=_positive_int, default=400, help="learner games per DAgger round")
-    warm.add_argument("--dagger-epochs", type=_positive_int, default=2, help="epochs over all data per DAgger round")
-    warm.add_argument("--workers", type=_positive_int, default=2, help="processes that play the warm-start games")
+    warm.add_argument("--bc-epochs", type=_positive_int, default=defaults.bc_epochs, help="epochs of behaviour cloning")
+    warm.add_argument(
+        "--bc-learning-rate",
+        type=float,
+        default=defaults.bc_learning_rate,
+        help="Adam learning rate of cloning and DAgger",
+    )
+    warm.add_argument(
+        "--dagger-rounds", type=int, default=defaults.dagger_rounds, help="DAgger rounds after cloning (0: none)"
+    )
+    warm.add_argument(
+        "--dagger-games", type=_positive_int, default=defaults.dagger_games, help="learner games per DAgger round"
+    )
+    warm.add_argument(
+        "--dagger-epochs",
+        type=_positive_int,
+        default=defaults.dagger_epochs,
+        help="epochs over all data per DAgger round",
+    )
+    warm.add_argument(
+        "--workers", type=_positive_int, default=defaults.workers, help="processes that play the warm-start games"
+    )
     warm.add_argument("--init", type=Path, help="start from this MaskablePPO .zip (same architecture) instead")
     warm.add_argument(
         "--init-network",
@@ -727,33 +847,60 @@ def build_parser() -> argparse.ArgumentParser:
         help="start from this network file of experiments.train_network instead (sets --net-arch from it)",
     )
     ppo = parser.add_argument_group("PPO")
-    ppo.add_argument("--net-arch", type=_layers, default="128,128", help="hidden layers of the actor and the critic")
-    ppo.add_argument("--activation", choices=("relu", "tanh"), default="relu", help="hidden-layer activation")
-    ppo.add_argument("--learning-rate", type=float, default=5e-5, help="Adam learning rate of PPO")
-    ppo.add_argument("--n-steps", type=_positive_int, default=512, help="rollout steps per environment per update")
-    ppo.add_argument("--batch-size", type=_positive_int, default=256, help="minibatch size of a PPO update")
-    ppo.add_argument("--n-epochs", type=_positive_int, default=4, help="passes over each rollout per update")
-    ppo.add_argument("--gamma", type=float, default=1.0, help="discount factor (terminal rewards: 1 keeps them whole)")
-    ppo.add_argument("--gae-lambda", type=float, default=0.95, help="GAE lambda of the advantage estimate")
-    ppo.add_argument("--clip-range", type=float, default=0.2, help="PPO's clipping of the probability ratio")
-    ppo.add_argument("--ent-coef", type=float, default=0.0, help="entropy bonus coefficient")
-    ppo.add_argument("--vf-coef", type=float, default=0.5, help="value-loss coefficient")
+    ppo.add_argument(
+        "--net-arch",
+        type=_layers,
+        default=",".join(map(str, defaults.net_arch)),
+        help="hidden layers of the actor and the critic",
+    )
+    ppo.add_argument(
+        "--activation", choices=("relu", "tanh"), default=defaults.activation, help="hidden-layer activation"
+    )
+    ppo.add_argument("--learning-rate", type=float, default=defaults.learning_rate, help="Adam learning rate of PPO")
+    ppo.add_argument(
+        "--n-steps", type=_positive_int, default=defaults.n_steps, help="rollout steps per environment per update"
+    )
+    ppo.add_argument(
+        "--batch-size", type=_positive_int, default=defaults.batch_size, help="minibatch size of a PPO update"
+    )
+    ppo.add_argument(
+        "--n-epochs", type=_positive_int, default=defaults.n_epochs, help="passes over each rollout per update"
+    )
+    ppo.add_argument(
+        "--gamma", type=float, default=defaults.gamma, help="discount factor (terminal rewards: 1 keeps them whole)"
+    )
+    ppo.add_argument(
+        "--gae-lambda", type=float, default=defaults.gae_lambda, help="GAE lambda of the advantage estimate"
+    )
+    ppo.add_argument(
+        "--clip-range", type=float, default=defaults.clip_range, help="PPO's clipping of the probability ratio"
+    )
+    ppo.add_argument("--ent-coef", type=float, default=defaults.ent_coef, help="entropy bonus coefficient")
+    ppo.add_argument("--vf-coef", type=float, default=defaults.vf_coef, help="value-loss coefficient")
     return parser
+
+
+def config_from_arguments(args: argparse.Namespace) -> TrainConfig:
+    """The :class:`TrainConfig` of parsed command-line arguments (no ``--out``: a fresh run folder)."""
+    values: dict[str, Any] = {
+        key: tuple(value) if isinstance(value, list) else value for key, value in vars(args).items()
+    }
+    if values["out"] is None:
+        del values["out"]
+    return TrainConfig(**values)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
-    args.argv = argv
     try:
         parse_mixture(args.opponents)
         for spec in args.eval_opponents:
             parse_agent_spec(spec)
     except ValueError as error:
         parser.error(str(error))
-    args.out = args.out or Path("runs") / datetime.now().strftime("ppo-%Y%m%d-%H%M%S")
-    train(args)
+    train(config_from_arguments(args), argv)
     return 0
 
 

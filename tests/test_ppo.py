@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,13 +28,15 @@ from biblios_env.agent_interface import AgentObservation
 from biblios_env.engine import Game
 from biblios_env.engine.views import player_view
 from biblios_env.observations import OBSERVATION_SIZE
+from experiments.cli import HelpFormatter
 from experiments.match import play_game
 from experiments.records import read_training_run
 from experiments.train_ppo import (
-    HelpFormatter,
+    TrainConfig,
     build_parser,
     build_pool,
     collect_demonstrations,
+    config_from_arguments,
     evaluate,
     main,
     parse_mixture,
@@ -313,3 +317,24 @@ def test_longer_training_from_scratch_beats_random(tmp_path):
     ])  # fmt: skip
     info = json.loads((tmp_path / "training.json").read_text())
     assert info["final_eval"][0]["win_rate"] > 0.7
+
+
+def test_the_command_line_and_train_config_have_the_same_settings_and_defaults():
+    """One field per flag, in the same order, with the flag's default: a flag added to one and
+    not the other, or a default changed in one place only, fails here."""
+    parser = build_parser()
+    flags = [action.dest for action in parser._actions if action.dest != "help"]
+    assert flags == [field.name for field in dataclasses.fields(TrainConfig)]
+    defaults = config_from_arguments(parser.parse_args([]))
+    assert dataclasses.replace(defaults, out=Path("x")) == TrainConfig(out=Path("x"))
+    assert defaults.out.parent == Path("runs") and defaults.out.name.startswith("ppo-")
+    assert "--init-network" in parser.format_help()
+
+
+def test_train_config_settings_are_what_training_json_recorded_from_the_namespace():
+    argv = ["--out", "runs/x", "--players", "2", "3", "--net-arch", "32,16", "--bc-data", "d.npz", "--no-progress"]
+    args = build_parser().parse_args(argv)
+    recorded = {key: str(value) if isinstance(value, Path) else value for key, value in vars(args).items()}
+    settings = config_from_arguments(args).settings()
+    assert json.dumps(settings) == json.dumps(recorded)  # same keys, order and values as before TrainConfig
+    assert settings["players"] == [2, 3] and settings["net_arch"] == [32, 16] and settings["progress"] is False

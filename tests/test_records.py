@@ -328,3 +328,15 @@ def test_training_run_errors_name_the_problem(tmp_path: Path) -> None:
     pd.DataFrame({"step": [1], "win_rate": [0.5]}).to_csv(tmp_path / "eval.csv", index=False)
     with pytest.raises(ValueError, match=r"lacks the column\(s\) \['opponent'\]"):
         read_training_run(tmp_path)
+
+
+def test_records_is_only_a_facade_over_the_modules_that_do_the_work() -> None:
+    """``experiments.records`` re-exports the public names of its four modules and defines
+    nothing of its own (the module docstring, the column table, is its only content)."""
+    from experiments import game_records, record_columns, tournament_records, training_records
+
+    homes = (record_columns, game_records, tournament_records, training_records)
+    public = {name for name in vars(records) if not name.startswith("_") and name != "annotations"}
+    assert public == set(records.__all__)
+    for name in records.__all__:
+        assert any(getattr(home, name, None) is getattr(records, name) for home in homes), name

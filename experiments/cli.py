@@ -1,0 +1,57 @@
+"""What the experiments' command lines share: the program name in their help, and the help
+formatter that appends defaults only where they read right.
+
+The rule for the program name (shown in ``usage:`` and in the epilog of every command line):
+the usage line names the command as it was run. A module with a console script (installed
+with the package, declared in ``pyproject.toml``) is shown as that script when run through it
+(``biblios-tournament``), and as ``python -m experiments.tournament`` otherwise; a module
+without one is always ``python -m experiments.<module>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Final
+
+#: The console scripts of ``pyproject.toml`` ([project.scripts]), by the module whose ``main`` they run.
+CONSOLE_SCRIPTS: Final = {
+    "experiments.play": "biblios-play",
+    "experiments.tournament": "biblios-tournament",
+    "experiments.train_ppo": "biblios-train",
+}
+
+
+def program_name(module: str) -> str:
+    """The command as it was run: the console script of ``module`` when ``sys.argv[0]`` is that
+    script (``biblios-play``, or ``biblios-play.exe`` on Windows), else ``python -m module``."""
+    script = CONSOLE_SCRIPTS.get(module)
+    if script is not None and Path(sys.argv[0]).stem == script:
+        return script
+    return f"python -m {module}"
+
+
+def invocation_note(module: str) -> str:
+    """The epilog line that documents the rule: both ways to run ``module``."""
+    script = CONSOLE_SCRIPTS.get(module)
+    if script is None:
+        return f"Run as python -m {module}."
+    return f"Run as {script} (installed with the package) or python -m {module}; usage shows the one you ran."
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Appends ``(default: X)`` to an option's help only where that is true and useful: not when the
+    help already names its default, and not for ``None`` (no value) or on/off flags, where the
+    default of the stored value is not the default of the flag (``--no-progress (default: True)``).
+    A list default is shown as it would be typed (``(default: value hoarder random)``), not as
+    Python's ``['value', 'hoarder', 'random']``."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if "default" in text or action.default is None or isinstance(action.default, bool):
+            return text
+        if isinstance(action.default, list | tuple) and action.option_strings:
+            typed = " ".join(str(value) for value in action.default).replace("%", "%%")  # help is %-formatted
+            return f"{text} (default: {typed})"
+        return super()._get_help_string(action)

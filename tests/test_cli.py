@@ -1,0 +1,108 @@
+"""The experiments' command lines keep one set of conventions (experiments/cli.py): the usage
+line names the command as it was run, the epilog says how to run it, every flag has help, and
+no help text shows a default that misreads (``--no-progress (default: True)``)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from experiments import benchmark, instruction_count, play, tournament, train_ppo
+from experiments.cli import CONSOLE_SCRIPTS, HelpFormatter, invocation_note, program_name
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Every command line of experiments/ whose parser this file checks, by module.
+PARSERS: dict[str, Callable[[], argparse.ArgumentParser]] = {
+    "experiments.benchmark": benchmark.build_parser,
+    "experiments.instruction_count": instruction_count.build_parser,
+    "experiments.play": play.build_parser,
+    "experiments.tournament": tournament.build_parser,
+    "experiments.train_ppo": train_ppo.build_parser,
+}
+
+
+def test_the_console_scripts_are_the_ones_pyproject_installs() -> None:
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert {name: target.removesuffix(":main") for name, target in scripts.items()} == {
+        script: module for module, script in CONSOLE_SCRIPTS.items()
+    }
+    assert all(target.endswith(":main") for target in scripts.values())
+
+
+@pytest.mark.parametrize(
+    ("argv0", "module", "expected"),
+    [
+        ("/venv/bin/biblios-tournament", "experiments.tournament", "biblios-tournament"),
+        ("C:/venv/Scripts/biblios-play.exe", "experiments.play", "biblios-play"),
+        ("/repo/experiments/tournament.py", "experiments.tournament", "python -m experiments.tournament"),
+        ("/venv/bin/biblios-play", "experiments.tournament", "python -m experiments.tournament"),  # another script
+        ("/repo/experiments/benchmark.py", "experiments.benchmark", "python -m experiments.benchmark"),
+    ],
+)
+def test_the_usage_line_names_the_command_as_it_was_run(
+    monkeypatch: pytest.MonkeyPatch, argv0: str, module: str, expected: str
+) -> None:
+    monkeypatch.setattr("sys.argv", [argv0, "--help"])
+    assert program_name(module) == expected
+    if module in PARSERS:
+        assert PARSERS[module]().format_usage().startswith(f"usage: {expected} ")
+
+
+@pytest.mark.parametrize("module", sorted(PARSERS))
+def test_every_command_line_follows_the_conventions(module: str) -> None:
+    parser = PARSERS[module]()
+    assert parser.prog == program_name(module)
+    assert parser.epilog and invocation_note(module) in parser.epilog
+    for action in parser._actions:
+        assert action.help, f"{module}: {action.option_strings} has no help text"
+    text = " ".join(parser.format_help().split())  # unwrapped, so a default split over lines is seen
+    for confusing in ("(default: True)", "(default: False)", "(default: None)", "(default: ["):
+        assert confusing not in text, f"{module} help shows {confusing}"
+
+
+def test_the_invocation_note_names_both_ways_for_a_console_script() -> None:
+    assert invocation_note("experiments.play") == (
+        "Run as biblios-play (installed with the package) or python -m experiments.play; usage shows the one you ran."
+    )
+    assert invocation_note("experiments.benchmark") == "Run as python -m experiments.benchmark."
+
+
+def test_the_help_formatter_leaves_out_defaults_that_misread() -> None:
+    parser = argparse.ArgumentParser(formatter_class=HelpFormatter)
+    parser.add_argument("--games", type=int, default=10, help="games to play")
+    parser.add_argument("--no-plot", action="store_true", help="do not draw the plot")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True, help="show progress")
+    parser.add_argument("--out", help="output folder")
+    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    parser.add_argument("--opponents", nargs="+", default=["value", "100%"], help="the others")
+    text = " ".join(parser.format_help().split())
+    assert "games to play (default: 10)" in text
+    assert re.search(r"do not draw the plot(?! \(default)", text)
+    assert re.search(r"show progress(?! \(default)", text)
+    assert re.search(r"output folder(?! \(default)", text)
+    assert "seed (default 0) (default" not in text
+    assert "the others (default: value 100%)" in text
+
+
+def test_the_pre_commit_hooks_run_the_commands_of_the_quality_gate() -> None:
+    """.pre-commit-config.yaml and .ci/gate run the same checks: neither can drift alone."""
+    text = (ROOT / ".pre-commit-config.yaml").read_text()  # read without a YAML library: no skip
+
+    def values(key: str) -> list[str]:
+        return re.findall(rf"^ +-? ?{key}: (.+)$", text, flags=re.MULTILINE)
+
+    entries = values("entry")
+    assert len(values("id")) == len(entries)
+    assert values("language") == ["system"] * len(entries) and values("pass_filenames") == ["false"] * len(entries)
+    gate = [
+        line.strip()
+        for line in (ROOT / ".ci" / "gate").read_text().splitlines()
+        if line.strip().startswith(("ruff", "mypy"))
+    ]
+    assert entries == gate

@@ -1,0 +1,66 @@
+"""experiments.match.play_out: the one loop that asks the seat to act and applies its answer."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from biblios_env.agent_interface import AgentObservation
+from biblios_env.engine import Game, IllegalActionError
+from biblios_env.engine.views import player_view
+from experiments.match import build_agent, parse_agent_spec, play_game, play_out, seat_observation
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_play_out_asks_the_seat_to_act_on_its_own_view_until_the_end(num_players: int) -> None:
+    game = Game(num_players, seed=num_players)
+    chooser = random.Random(num_players)
+    asked: list[int] = []
+
+    def decide(seat: int, observation: AgentObservation) -> int:
+        assert seat == game.current_player == observation.view.seat
+        assert observation.view == player_view(game.state, seat)  # the seat's view, never another's
+        assert observation.legal_actions == game.legal_actions()
+        asked.append(seat)
+        return chooser.choice(observation.legal_actions)
+
+    play_out(game, decide)
+    assert game.is_over
+    assert 0 < len(asked) <= len(game.history)  # single-option decisions are applied by the game itself
+    assert set(asked) == set(range(num_players))
+
+
+def test_seat_observation_is_what_the_seat_to_act_may_see_and_do() -> None:
+    game = Game(3, seed=4)
+    game.apply(game.legal_actions()[0])
+    observation = seat_observation(game)
+    assert observation.view == player_view(game.state, game.current_player)
+    assert observation.legal_actions == game.legal_actions()
+    assert observation.legal_actions is not game.legal_actions()  # a copy: the agent may not edit the game's list
+
+
+def test_an_illegal_answer_raises_with_the_game_unchanged_and_the_seat_still_to_act() -> None:
+    game = Game(2, seed=5)
+    seat, history = game.current_player, list(game.history)
+
+    def illegal(seat: int, observation: AgentObservation) -> int:
+        return max(observation.legal_actions) + 1
+
+    with pytest.raises(IllegalActionError):
+        play_out(game, illegal)
+    assert game.current_player == seat and game.history == history
+
+
+def test_play_game_plays_the_game_play_out_plays_with_the_same_agents(tmp_path: Path) -> None:
+    specs = ["value", "hoarder", "random"]
+    seeds = [11, 12, 13]
+    play_game([build_agent(parse_agent_spec(s)) for s in specs], 9, agent_seeds=seeds, log_path=tmp_path / "log.json")
+    agents = [build_agent(parse_agent_spec(s)) for s in specs]
+    game = Game(3, seed=9)
+    for seat, agent in enumerate(agents):
+        agent.start_game(seat, 3, seed=seeds[seat])
+    play_out(game, lambda seat, observation: agents[seat].act(observation))
+    assert json.loads((tmp_path / "log.json").read_text())["actions"] == game.history
