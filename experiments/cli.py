@@ -19,7 +19,7 @@ from typing import Final
 CONSOLE_SCRIPTS: Final = {
     "experiments.play": "biblios-play",
     "experiments.tournament": "biblios-tournament",
-    "experiments.train_ppo": "biblios-train",
+    "experiments.train_network": "biblios-train",
 }
 
 

@@ -134,6 +134,69 @@ class FitReport:
     seconds: float
 
 
+class _Batches:
+    """Tensors for a set of sample rows, and the losses of the network on them: what every
+    training step and every held-out evaluation of :func:`fit` computes."""
+
+    def __init__(self, network: TorchNetwork, samples: Samples) -> None:
+        self.torch = _torch()
+        self.network, self.samples = network, samples
+        self.scale = self.torch.from_numpy(np.array(OBSERVATION_SCALE, np.float32))
+        self.with_proposals = network.inputs == "observation+value"
+        if self.with_proposals and (samples.proposals < 0).any():
+            raise ValueError("an observation+value network needs the heuristic's proposal at every sample")
+
+    def tensors(self, index: np.ndarray) -> tuple[Any, Any, Any, Any]:
+        """Inputs, legal masks, teacher actions and value targets of the rows ``index``."""
+        torch, samples = self.torch, self.samples
+        x = torch.from_numpy(samples.counts[index].astype(np.float32)) * self.scale
+        if self.with_proposals:
+            proposal = torch.nn.functional.one_hot(
+                torch.from_numpy(samples.proposals[index].astype(np.int64)), NUM_ACTIONS
+            )
+            x = torch.cat([x, proposal.float()], dim=1)
+        mask = torch.from_numpy(np.unpackbits(samples.masks[index], axis=1, count=NUM_ACTIONS).astype(bool))
+        return (
+            x,
+            mask,
+            torch.from_numpy(samples.actions[index].astype(np.int64)),
+            torch.from_numpy(samples.values[index]),
+        )
+
+    def losses(self, index: np.ndarray) -> tuple[Any, Any, Any]:
+        """Masked cross-entropy against the teacher, the value loss, and the masked logits."""
+        functional = self.torch.nn.functional
+        x, mask, actions, values = self.tensors(index)
+        logits, value = self.network.forward(x)
+        logits = logits.masked_fill(~mask, -1e9)
+        policy_loss = functional.cross_entropy(logits, actions)
+        value_loss = functional.binary_cross_entropy_with_logits(value, values)
+        return policy_loss, value_loss, logits
+
+    def evaluate(self, index: np.ndarray) -> tuple[float, float, float]:
+        """Mean policy loss, value loss and agreement with the teacher over the rows ``index``."""
+        if not len(index):
+            return 0.0, 0.0, 0.0
+        totals = [0.0, 0.0, 0.0]
+        with self.torch.no_grad():
+            for begin in range(0, len(index), 4096):
+                rows = index[begin : begin + 4096]
+                policy_loss, value_loss, logits = self.losses(rows)
+                totals[0] += float(policy_loss) * len(rows)
+                totals[1] += float(value_loss) * len(rows)
+                totals[2] += float((logits.argmax(-1) == self.torch.from_numpy(self.samples.actions[rows])).sum())
+        return totals[0] / len(index), totals[1] / len(index), totals[2] / len(index)
+
+
+def _split_by_game(samples: Samples, held_out: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Training and held-out rows, split by whole games: the decisions of one game are alike, so a
+    held-out set drawn by row would measure memory, not generalisation."""
+    game_ids = np.unique(samples.games)
+    test_games = rng.choice(game_ids, size=max(1, int(len(game_ids) * held_out)), replace=False)
+    is_test = np.isin(samples.games, test_games)
+    return np.flatnonzero(~is_test), np.flatnonzero(is_test)
+
+
 def fit(
     network: TorchNetwork,
     samples: Samples,
@@ -150,71 +213,26 @@ def fit(
     weights of the epoch with the best held-out policy loss."""
     import time
 
-    torch = _torch()
     start = time.perf_counter()
     rng = np.random.default_rng(seed)
-    game_ids = np.unique(samples.games)
-    test_games = rng.choice(game_ids, size=max(1, int(len(game_ids) * held_out)), replace=False)
-    is_test = np.isin(samples.games, test_games)
-    train_index, test_index = np.flatnonzero(~is_test), np.flatnonzero(is_test)
-    scale = torch.from_numpy(np.array(OBSERVATION_SCALE, np.float32))
+    train_index, test_index = _split_by_game(samples, held_out, rng)
+    batches = _Batches(network, samples)
+    torch = batches.torch
     optimizer = torch.optim.Adam(network.modules.parameters(), lr=learning_rate)
-
-    with_proposals = network.inputs == "observation+value"
-    if with_proposals and (samples.proposals < 0).any():
-        raise ValueError("an observation+value network needs the heuristic's proposal at every sample")
-
-    def batch(index: np.ndarray) -> tuple[Any, Any, Any, Any]:
-        x = torch.from_numpy(samples.counts[index].astype(np.float32)) * scale
-        if with_proposals:
-            proposal = torch.nn.functional.one_hot(
-                torch.from_numpy(samples.proposals[index].astype(np.int64)), NUM_ACTIONS
-            )
-            x = torch.cat([x, proposal.float()], dim=1)
-        mask = torch.from_numpy(np.unpackbits(samples.masks[index], axis=1, count=NUM_ACTIONS).astype(bool))
-        return (
-            x,
-            mask,
-            torch.from_numpy(samples.actions[index].astype(np.int64)),
-            torch.from_numpy(samples.values[index]),
-        )
-
-    def losses(x: Any, mask: Any, actions: Any, values: Any) -> tuple[Any, Any, Any]:
-        logits, value = network.forward(x)
-        logits = logits.masked_fill(~mask, -1e9)
-        policy_loss = torch.nn.functional.cross_entropy(logits, actions)
-        value_loss = torch.nn.functional.binary_cross_entropy_with_logits(value, values)
-        return policy_loss, value_loss, logits
-
-    def evaluate() -> tuple[float, float, float]:
-        if not len(test_index):
-            return 0.0, 0.0, 0.0
-        totals = [0.0, 0.0, 0.0]
-        with torch.no_grad():
-            for begin in range(0, len(test_index), 4096):
-                x, mask, actions, values = batch(test_index[begin : begin + 4096])
-                policy_loss, value_loss, logits = losses(x, mask, actions, values)
-                size = len(actions)
-                totals[0] += float(policy_loss) * size
-                totals[1] += float(value_loss) * size
-                totals[2] += float((logits.argmax(-1) == actions).sum())
-        return totals[0] / len(test_index), totals[1] / len(test_index), totals[2] / len(test_index)
-
     best: tuple[float, list[Any], tuple[float, float, float]] | None = None
     steps = epochs * math.ceil(len(train_index) / batch_size)
     done = 0
     for _epoch in range(epochs):
         order = rng.permutation(train_index)
         for begin in range(0, len(order), batch_size):
-            x, mask, actions, values = batch(order[begin : begin + batch_size])
-            policy_loss, value_loss, _ = losses(x, mask, actions, values)
+            policy_loss, value_loss, _ = batches.losses(order[begin : begin + batch_size])
             optimizer.zero_grad()
             (policy_loss + value_weight * value_loss).backward()
             optimizer.step()
             done += 1
             if progress is not None:
                 progress(done, steps)
-        scores = evaluate()
+        scores = batches.evaluate(test_index)
         if best is None or scores[0] < best[0]:
             best = (scores[0], [p.detach().clone() for p in network.modules.parameters()], scores)
     assert best is not None

@@ -33,7 +33,8 @@ from biblios_env.agent_interface import AgentObservation
 from biblios_env.engine import Game
 from biblios_env.engine.sampling import sample_state
 from biblios_env.engine.state import Decision
-from biblios_env.engine.views import player_view
+from experiments.cli import HelpFormatter, invocation_note, program_name
+from experiments.match import play_out
 
 
 def bid_positions(num_players: int, games: int, seed: int = 0) -> list[AgentObservation]:
@@ -44,15 +45,17 @@ def bid_positions(num_players: int, games: int, seed: int = 0) -> list[AgentObse
         agents = [ValueAgent() for _ in range(num_players)]
         for seat, agent in enumerate(agents):
             agent.start_game(seat, num_players, seed=game_index * 10 + seat)
-        count = 0
-        while not game.is_over:
-            seat = game.current_player
-            observation = AgentObservation(player_view(game.state, seat), list(game.legal_actions()))
+        bid_decisions = 0
+
+        def decide(seat: int, observation: AgentObservation, agents: list[ValueAgent] = agents) -> int:
+            nonlocal bid_decisions
             if observation.view.decision == Decision.BID and len(observation.legal_actions) > 1:
-                count += 1
-                if count % 2 == 0:
+                bid_decisions += 1
+                if bid_decisions % 2 == 0:
                     found.append(observation)
-            game.apply(agents[seat].act(observation))
+            return agents[seat].act(observation)
+
+        play_out(game, decide)
     return found
 
 
@@ -100,9 +103,10 @@ def run(players: Sequence[int], games: int, iterations: int) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m experiments.search_benchmark",
+        prog=program_name("experiments.search_benchmark"),
         description="Simulated decisions per second of the rollout policy and of the default search.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
+        epilog=invocation_note("experiments.search_benchmark"),
     )
     parser.add_argument("--players", type=int, nargs="+", default=[2, 3, 4], help="player counts")
     parser.add_argument("--games", type=int, default=2, help="value-vs-value games whose bid decisions are used")

@@ -38,6 +38,7 @@ from typing import Any, Final
 
 from agents.network import INPUTS, NumpyNetwork
 from biblios_env.layout import LAYOUT_FINGERPRINT
+from experiments.cli import HelpFormatter, invocation_note, program_name
 from experiments.match import parse_agent_spec
 from experiments.network_training import FitReport, Samples, TorchNetwork, fit, from_numpy, to_numpy
 from experiments.selfplay import SelfPlayConfig, generate
@@ -342,9 +343,10 @@ def run(config: TrainConfig, resume: bool = False) -> Path:
 def build_parser() -> argparse.ArgumentParser:
     defaults = TrainConfig()
     parser = argparse.ArgumentParser(
-        prog="python -m experiments.train_network",
+        prog=program_name("experiments.train_network"),
         description="Train a policy-and-value network for Biblios by expert iteration (search-labelled DAgger).",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
+        epilog=invocation_note("experiments.train_network"),
     )
     parser.add_argument("--out", default=defaults.out, help="run folder (config, networks, data, eval.csv, plot)")
     parser.add_argument("--players", type=int, nargs="+", default=list(defaults.players), help="player counts")
