@@ -13,24 +13,28 @@ import math
 import random
 from typing import Final
 
-from agents.card_values import assignment_patterns, cards_affordable, church_options
+from agents.card_values import (
+    CATEGORY_TOTAL_VALUE,
+    ROLLOUT_ZERO_BELOW,
+    SIGMA_BASE,
+    SIGMA_SCALE,
+    TIE_MARGIN,
+    assignment_patterns,
+    cards_affordable,
+    church_options,
+    race_spread,
+    win_probability,
+)
 from biblios_env.actions import BID_BASE, CHURCH_DECLINE, MAX_BID, PASS, PAY_BASE, REFUSE, TAKE_BASE
-from biblios_env.cards import CARD_CATEGORY, CARD_LETTER, CARD_VALUE, IS_GOLD, NUM_CATEGORIES
+from biblios_env.cards import CARD_CATEGORY, CARD_LETTER, CARD_VALUE, IS_GOLD, NUM_CATEGORIES, gold_value
 from biblios_env.engine import rules
+from biblios_env.engine.auctions import cheapest_cover
 from biblios_env.engine.scoring import NO_LETTER
 from biblios_env.engine.state import NO_CARD, Decision, Phase, State
 
 _CATEGORIES: Final = range(NUM_CATEGORIES)
-_CATEGORY_TOTAL: Final = tuple(sum(CARD_VALUE[9 * c + k] for k in range(9)) for c in _CATEGORIES)
-_MEAN_VALUE: Final = tuple(total / 9 for total in _CATEGORY_TOTAL)
 _PLACE, _TAKE, _CHURCH, _BID, _PAY = Decision.PLACE, Decision.TAKE, Decision.CHURCH, Decision.BID, Decision.PAY
 _NONE = Decision.NONE
-
-
-def _logistic(z: float) -> float:
-    if z < -20.0:
-        return 0.0
-    return 1.0 / (1.0 + math.exp(-1.7 * z))
 
 
 class Race:
@@ -61,8 +65,8 @@ class Race:
             if CARD_LETTER[kept] < letters[state.active_player][category]:
                 letters[state.active_player][category] = CARD_LETTER[kept]
         self.totals, self.letters = totals, letters
-        self.future = future = [_CATEGORY_TOTAL[c] - in_hands[c] - dead[c] for c in _CATEGORIES]
-        self.sigma = [sigma_base + sigma_scale * math.sqrt(max(0, future[c]) * _MEAN_VALUE[c]) for c in _CATEGORIES]
+        self.future = future = [CATEGORY_TOTAL_VALUE[c] - in_hands[c] - dead[c] for c in _CATEGORIES]
+        self.sigma = [race_spread(future[c], c, sigma_base, sigma_scale) for c in _CATEGORIES]
         self.dice = state.dice
         self.rival = 1.0 / (n - 1)
         self.tie = tie_margin
@@ -81,13 +85,11 @@ class Race:
         return best, letter
 
     def p_win(self, category: int, total: int, letter: int, best: int, best_letter: int) -> float:
-        if total <= 0:
-            if best <= 0 and self.future[category] <= 0:
-                return 0.0
-            tie = -self.tie
-        else:
-            tie = self.tie if letter < best_letter else -self.tie
-        return _logistic((total - best + tie) / self.sigma[category])
+        """The chance that a seat holding ``total`` (best letter ``letter``) wins ``category``
+        against the best other (the race model of :func:`agents.card_values.win_probability`)."""
+        return win_probability(
+            total, letter, best, best_letter, self.future[category], self.sigma[category], self.tie, ROLLOUT_ZERO_BELOW
+        )
 
     def scale(self, category: int) -> float:
         return self.dice[category] * (1.0 + self.rival)
@@ -201,9 +203,9 @@ class RolloutPolicy:
     def __init__(
         self,
         *,
-        sigma_base: float = 1.3,
-        sigma_scale: float = 1.7,
-        tie_margin: float = 0.4,
+        sigma_base: float = SIGMA_BASE,
+        sigma_scale: float = SIGMA_SCALE,
+        tie_margin: float = TIE_MARGIN,
         gold_value: float = 0.3,
         capture: float = 0.3,
         min_coin_value: float = 0.05,
@@ -293,41 +295,26 @@ class RolloutPolicy:
         return best_action, best_value
 
     def payment_card(self, state: State, race: Race | None = None) -> int:
-        """The next payment card, or -1 when the payment cannot be completed."""
+        """The next payment card, or -1 when the payment cannot be completed: for a gold card
+        the least useful card in hand, else the highest coin of the cheapest cover (RULES §5)."""
+        if IS_GOLD[state.auction_card]:
+            return self.least_useful_card(state, race)
+        return _next_gold(state)
+
+    def least_useful_card(self, state: State, race: Race | None = None) -> int:
+        """The card whose loss costs the payer least (the first of equals in hand order), or -1
+        when the hand is too small to pay for the gold card under auction with cards."""
         seat = state.current_player
         hand = state.hands[seat]
-        if IS_GOLD[state.auction_card]:
-            if len(hand) < state.high_bid - len(state.payment):
-                return -1
-            if race is None:
-                race = self.race(state)
-            best, choice = math.inf, -1
-            for card, cost in zip(hand, race.hand_costs(seat, hand, self.coin_value(state, seat)), strict=True):
-                if cost < best:
-                    best, choice = cost, card
-            return choice
-        need = state.high_bid - state.payment_value
-        counts = [0, 0, 0, 0]
-        for card in hand:
-            if IS_GOLD[card]:
-                counts[CARD_VALUE[card]] += 1
-        if counts[1] + 2 * counts[2] + 3 * counts[3] < need:
+        if len(hand) < state.high_bid - len(state.payment):
             return -1
-        best_rank: tuple[int, int] | None = None
-        plan = (0, 0, 0)
-        for threes in range(min(counts[3], (need + 2) // 3) + 1):
-            for twos in range(min(counts[2], max(0, need - 3 * threes + 1) // 2) + 1):
-                ones = max(0, need - 3 * threes - 2 * twos)
-                if ones > counts[1]:
-                    continue
-                rank = (ones + 2 * twos + 3 * threes, ones + twos + threes)
-                if best_rank is None or rank < best_rank:
-                    best_rank, plan = rank, (ones, twos, threes)
-        value = 3 if plan[2] else 2 if plan[1] else 1
-        for card in hand:
-            if IS_GOLD[card] and CARD_VALUE[card] == value:
-                return card
-        return -1  # pragma: no cover - the plan only uses cards in hand
+        if race is None:
+            race = self.race(state)
+        best, choice = math.inf, -1
+        for card, cost in zip(hand, race.hand_costs(seat, hand, self.coin_value(state, seat)), strict=True):
+            if cost < best:
+                best, choice = cost, card
+        return choice
 
     # ------------------------------------------------------------------ the policy
     def action(self, state: State, dead: list[int] | None = None) -> int:
@@ -478,7 +465,7 @@ class RolloutPolicy:
                 if IS_GOLD[card]:
                     golds[seat] += CARD_VALUE[card]
         total_gold = sum(golds)
-        future = sum(race.future[c] / _CATEGORY_TOTAL[c] * state.dice[c] for c in _CATEGORIES)
+        future = sum(race.future[c] / CATEGORY_TOTAL_VALUE[c] * state.dice[c] for c in _CATEGORIES)
         coin_vp = self.coin_vp * future / max(total_gold, 1)
         expected = []
         for seat in range(n):
@@ -494,6 +481,17 @@ class RolloutPolicy:
             lead = expected[seat] - max(expected[other] for other in range(n) if other != seat)
             values.append(0.5 + 0.5 * math.tanh(lead / temperature))
         return values
+
+
+def _next_gold(state: State) -> int:
+    """The next gold card of the payer's cheapest cover of what is still owed (the engine's
+    :func:`~biblios_env.engine.auctions.cheapest_cover`: overpay least, then fewest cards; its
+    highest coin first), or -1 when the gold in hand cannot cover it."""
+    golds = [card for card in state.hands[state.current_player] if IS_GOLD[card]]
+    owed = state.high_bid - state.payment_value
+    if gold_value(golds) < owed:
+        return -1
+    return cheapest_cover(golds, owed)[0]
 
 
 def round_marker(state: State) -> tuple[int, int]:
