@@ -14,8 +14,8 @@ simple and fast (agents call it at every decision):
   the *future* value of each category, which sets how uncertain the race still is.
 * **Win probability** of a category: a logistic curve of (own total − best opponent estimate ±
   letter tie-break) divided by a spread that shrinks as the category's future value runs out
-  (:func:`win_probability`, :func:`race_spread`: the one race model, shared with the rollout
-  policy of the search, :mod:`agents.rollout_policy`).
+  (:class:`RaceModel`: the one race model, shared with the rollout policy of the search,
+  :mod:`agents.rollout_policy`).
 * **Utility**: ``Σ_c weight_c · die_c · ((1 + r)·P_c − r·live_c)`` where ``r`` is the rival weight
   (1 in two players: every category won by an opponent counts against the viewer as much as one
   won counts for it; less with more players, where a VP lost goes to one of several rivals).
@@ -76,40 +76,48 @@ HEURISTIC_ZERO_BELOW: Final = -30.0
 ROLLOUT_ZERO_BELOW: Final = -20.0
 
 
-def race_spread(uncertain_value: float, category: int, sigma_base: float, sigma_scale: float) -> float:
-    """The spread of the race in ``category``: it shrinks as the value that can still change
-    hands (cards to come, hidden cards) runs out, so a lead counts for more late in the game."""
-    return sigma_base + sigma_scale * math.sqrt(max(0.0, uncertain_value) * MEAN_CARD_VALUE[category])
+def race_spreads(uncertain_values: Sequence[float], sigma_base: float, sigma_scale: float) -> list[float]:
+    """The spread of the race in each category, from the value that can still change hands
+    in it (cards to come, hidden cards): the less is left, the more a lead counts."""
+    return [
+        sigma_base + sigma_scale * math.sqrt(max(0.0, value) * MEAN_CARD_VALUE[category])
+        for category, value in enumerate(uncertain_values)
+    ]
 
 
-def win_probability(
-    total: float,
-    letter: int,
-    best: float,
-    best_letter: int,
-    future: float,
-    spread: float,
-    tie_margin: float,
-    zero_below: float,
-) -> float:
-    """The chance that a seat holding ``total`` (best letter ``letter``) wins a category against
-    the best other holding ``best`` (best letter ``best_letter``): a logistic curve of the lead,
-    plus or minus ``tie_margin`` for the letter tie-break (RULES §6), over ``spread``.
+class RaceModel:
+    """The chance of winning a category race, as one model for the heuristics'
+    :class:`Assessment` (built from a view) and the rollout policy's ``Race`` (from a full state).
 
-    A seat with nothing in the category wins it with chance 0 when nobody holds any of it and
-    none of it (``future``) is still to come: nobody wins an empty category (RULES §6).
-    Leads below ``zero_below`` spreads count as 0. Positional parameters: a hot path.
+    A subclass sets, per category, ``future`` (value still to come) and ``sigma`` (the spread,
+    :func:`race_spreads`), and ``tie_margin`` (the worth of the letter tie-break, RULES §6, in
+    category points); the class sets ``zero_below`` (see :data:`HEURISTIC_ZERO_BELOW`).
     """
-    if total <= 0:
-        if best <= 0 and future <= 0:
+
+    __slots__ = ()
+    future: Sequence[float]
+    sigma: Sequence[float]
+    tie_margin: float
+    zero_below: float
+
+    def win_chance(self, category: int, total: float, letter: int, best: float, best_letter: int) -> float:
+        """The chance that a seat holding ``total`` (best letter ``letter``) wins ``category``
+        against the best other holding ``best`` (best letter ``best_letter``): a logistic curve
+        of the lead, plus or minus ``tie_margin`` for the letter tie-break, over the spread.
+
+        A seat with nothing in the category wins it with chance 0 when nobody holds any of it
+        and none of it is still to come: nobody wins an empty category (RULES §6).
+        """
+        if total <= 0:
+            if best <= 0 and self.future[category] <= 0:
+                return 0.0
+            tie = -self.tie_margin
+        else:
+            tie = self.tie_margin if letter < best_letter else -self.tie_margin
+        z = (total - best + tie) / self.sigma[category]
+        if z < self.zero_below:
             return 0.0
-        tie = -tie_margin
-    else:
-        tie = tie_margin if letter < best_letter else -tie_margin
-    z = (total - best + tie) / spread
-    if z < zero_below:
-        return 0.0
-    return 1.0 / (1.0 + math.exp(-_LOGISTIC_SLOPE * z))
+        return 1.0 / (1.0 + math.exp(-_LOGISTIC_SLOPE * z))
 
 
 # ---------------------------------------------------------------------- card helpers
@@ -193,7 +201,7 @@ def _unseen_and_future_values(view: PlayerView, unseen: list[int]) -> tuple[list
     return per_unseen, future
 
 
-class Assessment:
+class Assessment(RaceModel):
     """One seat's reading of the table at one decision (see the module docstring).
 
     Args:
@@ -204,6 +212,8 @@ class Assessment:
         weights: per-category multipliers of the utility (a specialist values its focus more).
         tie_margin: how much the letter tie-break is worth, in category points.
     """
+
+    zero_below = HEURISTIC_ZERO_BELOW
 
     def __init__(
         self,
@@ -231,9 +241,8 @@ class Assessment:
         hidden_slots = [max(0, view.hand_sizes[o] - len(opponent_known[o - 1])) for o in range(1, n)]
         self._estimate_opponents(opponent_known, hidden_slots, per_unseen)
         hidden_total = sum(hidden_slots)
-        self.sigma = [
-            race_spread(self.future[c] + hidden_total * per_unseen[c], c, sigma_base, sigma_scale) for c in _CATEGORIES
-        ]
+        uncertain = [self.future[c] + hidden_total * per_unseen[c] for c in _CATEGORIES]
+        self.sigma = race_spreads(uncertain, sigma_base, sigma_scale)
         self.live = [
             1.0 if self.totals[c] > 0 or self.best_opponent_total[c] > 0 or self.future[c] > 0 else 0.0
             for c in _CATEGORIES
@@ -267,16 +276,7 @@ class Assessment:
         against the best opponent estimate (or ``opponent_best`` / ``opponent_letter`` if given)."""
         best = self.best_opponent_total[category] if opponent_best is None else opponent_best
         best_letter = self.best_opponent_letter[category] if opponent_letter < 0 else opponent_letter
-        return win_probability(
-            total,
-            letter,
-            best,
-            best_letter,
-            self.future[category],
-            self.sigma[category],
-            self.tie_margin,
-            HEURISTIC_ZERO_BELOW,
-        )
+        return self.win_chance(category, total, letter, best, best_letter)
 
     def category_scale(self, category: int) -> float:
         """Utility per unit of win probability in ``category``."""
@@ -356,9 +356,9 @@ __all__ = [
     "SIGMA_SCALE",
     "TIE_MARGIN",
     "Assessment",
+    "RaceModel",
     "assignment_patterns",
     "cards_affordable",
     "church_options",
-    "race_spread",
-    "win_probability",
+    "race_spreads",
 ]

@@ -9,6 +9,7 @@ cousin of the ``value`` heuristic (:mod:`agents.card_values`) reading the whole 
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from typing import Final
@@ -19,14 +20,14 @@ from agents.card_values import (
     SIGMA_BASE,
     SIGMA_SCALE,
     TIE_MARGIN,
+    RaceModel,
     assignment_patterns,
     cards_affordable,
     church_options,
-    race_spread,
-    win_probability,
+    race_spreads,
 )
 from biblios_env.actions import BID_BASE, CHURCH_DECLINE, MAX_BID, PASS, PAY_BASE, REFUSE, TAKE_BASE
-from biblios_env.cards import CARD_CATEGORY, CARD_LETTER, CARD_VALUE, IS_GOLD, NUM_CATEGORIES, gold_value
+from biblios_env.cards import CARD_CATEGORY, CARD_LETTER, CARD_VALUE, GOLD_IDS_BY_VALUE, IS_GOLD, NUM_CATEGORIES
 from biblios_env.engine import rules
 from biblios_env.engine.auctions import cheapest_cover
 from biblios_env.engine.scoring import NO_LETTER
@@ -37,10 +38,11 @@ _PLACE, _TAKE, _CHURCH, _BID, _PAY = Decision.PLACE, Decision.TAKE, Decision.CHU
 _NONE = Decision.NONE
 
 
-class Race:
+class Race(RaceModel):
     """Category totals, letters and spreads of one position (full information)."""
 
-    __slots__ = ("dice", "future", "letters", "n", "rival", "sigma", "tie", "totals")
+    __slots__ = ("dice", "future", "letters", "n", "rival", "sigma", "tie_margin", "totals")
+    zero_below = ROLLOUT_ZERO_BELOW
 
     def __init__(self, state: State, sigma_base: float, sigma_scale: float, tie_margin: float, dead: list[int]) -> None:
         n = self.n = state.num_players
@@ -66,10 +68,10 @@ class Race:
                 letters[state.active_player][category] = CARD_LETTER[kept]
         self.totals, self.letters = totals, letters
         self.future = future = [CATEGORY_TOTAL_VALUE[c] - in_hands[c] - dead[c] for c in _CATEGORIES]
-        self.sigma = [race_spread(future[c], c, sigma_base, sigma_scale) for c in _CATEGORIES]
+        self.sigma = race_spreads(future, sigma_base, sigma_scale)
         self.dice = state.dice
         self.rival = 1.0 / (n - 1)
-        self.tie = tie_margin
+        self.tie_margin = tie_margin
 
     def best_other(self, seat: int, category: int) -> tuple[int, int]:
         """The best total and best letter among the other seats in ``category``."""
@@ -84,13 +86,6 @@ class Race:
                     letter = other_letter
         return best, letter
 
-    def p_win(self, category: int, total: int, letter: int, best: int, best_letter: int) -> float:
-        """The chance that a seat holding ``total`` (best letter ``letter``) wins ``category``
-        against the best other (the race model of :func:`agents.card_values.win_probability`)."""
-        return win_probability(
-            total, letter, best, best_letter, self.future[category], self.sigma[category], self.tie, ROLLOUT_ZERO_BELOW
-        )
-
     def scale(self, category: int) -> float:
         return self.dice[category] * (1.0 + self.rival)
 
@@ -99,8 +94,8 @@ class Race:
         category = CARD_CATEGORY[card]
         total, letter = self.totals[seat][category], self.letters[seat][category]
         best, best_letter = self.best_other(seat, category)
-        before = self.p_win(category, total, letter, best, best_letter)
-        after = self.p_win(category, total + CARD_VALUE[card], min(letter, CARD_LETTER[card]), best, best_letter)
+        before = self.win_chance(category, total, letter, best, best_letter)
+        after = self.win_chance(category, total + CARD_VALUE[card], min(letter, CARD_LETTER[card]), best, best_letter)
         return self.scale(category) * (after - before)
 
     def harm(self, seat: int, card: int) -> float:
@@ -108,13 +103,13 @@ class Race:
         category = CARD_CATEGORY[card]
         total, letter = self.totals[seat][category], self.letters[seat][category]
         best, best_letter = self.best_other(seat, category)
-        before = self.p_win(category, total, letter, best, best_letter)
+        before = self.win_chance(category, total, letter, best, best_letter)
         worst = before
         value, card_letter = CARD_VALUE[card], CARD_LETTER[card]
         for other in range(self.n):
             if other != seat:
                 bumped = self.totals[other][category] + value
-                after = self.p_win(category, total, letter, max(best, bumped), min(best_letter, card_letter))
+                after = self.win_chance(category, total, letter, max(best, bumped), min(best_letter, card_letter))
                 if after < worst:
                     worst = after
         return self.scale(category) * (before - worst)
@@ -147,12 +142,13 @@ class Race:
             if found is None:
                 best, best_letter = self.best_other(seat, category)
                 total, letter = self.totals[seat][category], self.letters[seat][category]
-                found = before[category] = (self.p_win(category, total, letter, best, best_letter), best, best_letter)
+                chance = self.win_chance(category, total, letter, best, best_letter)
+                found = before[category] = (chance, best, best_letter)
             p_before, best, best_letter = found
             first, holder, second = lowest[category]
             rest_letter = second if card == holder else first
             total = self.totals[seat][category]
-            after = self.p_win(category, total - CARD_VALUE[card], rest_letter, best, best_letter)
+            after = self.win_chance(category, total - CARD_VALUE[card], rest_letter, best, best_letter)
             costs.append(self.scale(category) * (p_before - after))
         return costs
 
@@ -160,7 +156,7 @@ class Race:
         """Utility for ``seat`` of raising ``category``'s die by one."""
         total = self.totals[seat][category]
         best, best_letter = self.best_other(seat, category)
-        p = self.p_win(category, total, self.letters[seat][category], best, best_letter)
+        p = self.win_chance(category, total, self.letters[seat][category], best, best_letter)
         live = 1.0 if total > 0 or best > 0 or self.future[category] > 0 else 0.0
         return (1.0 + self.rival) * p - self.rival * live
 
@@ -472,7 +468,7 @@ class RolloutPolicy:
             vp = coin_vp * golds[seat]
             for category in _CATEGORIES:
                 best, best_letter = race.best_other(seat, category)
-                vp += state.dice[category] * race.p_win(
+                vp += state.dice[category] * race.win_chance(
                     category, race.totals[seat][category], race.letters[seat][category], best, best_letter
                 )
             expected.append(vp)
@@ -484,14 +480,28 @@ class RolloutPolicy:
 
 
 def _next_gold(state: State) -> int:
-    """The next gold card of the payer's cheapest cover of what is still owed (the engine's
-    :func:`~biblios_env.engine.auctions.cheapest_cover`: overpay least, then fewest cards; its
-    highest coin first), or -1 when the gold in hand cannot cover it."""
-    golds = [card for card in state.hands[state.current_player] if IS_GOLD[card]]
+    """The next gold card of the payer's cheapest cover of what is still owed (RULES §5: no
+    change is given): a card of the cover's highest coin, the first in hand; -1 when the gold in
+    hand cannot cover it."""
+    hand = state.hands[state.current_player]
+    counts = [0, 0, 0, 0]  # gold cards in hand by coin value
+    for card in hand:
+        if IS_GOLD[card]:
+            counts[CARD_VALUE[card]] += 1
     owed = state.high_bid - state.payment_value
-    if gold_value(golds) < owed:
+    if counts[1] + 2 * counts[2] + 3 * counts[3] < owed:
         return -1
-    return cheapest_cover(golds, owed)[0]
+    coin = _highest_coin_of_cover(counts[1], counts[2], counts[3], owed)
+    return next(card for card in hand if IS_GOLD[card] and CARD_VALUE[card] == coin)
+
+
+@functools.cache
+def _highest_coin_of_cover(ones: int, twos: int, threes: int, owed: int) -> int:
+    """The highest coin value in the engine's cheapest cover of ``owed``
+    (:func:`~biblios_env.engine.auctions.cheapest_cover`: overpay least, then the fewest cards)
+    from that many gold 1s, 2s and 3s: only the counts matter, so it is worked out once each."""
+    golds = [*GOLD_IDS_BY_VALUE[1][:ones], *GOLD_IDS_BY_VALUE[2][:twos], *GOLD_IDS_BY_VALUE[3][:threes]]
+    return CARD_VALUE[cheapest_cover(golds, owed)[0]]
 
 
 def round_marker(state: State) -> tuple[int, int]:
