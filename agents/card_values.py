@@ -43,6 +43,7 @@ from biblios_env.cards import (
     IS_GOLD,
     NUM_CARDS,
     NUM_CATEGORIES,
+    gold_value,
 )
 from biblios_env.engine import church
 from biblios_env.engine.scoring import NO_LETTER, category_totals
@@ -233,7 +234,7 @@ class Assessment(RaceModel):
 
         self.hand = hand = _own_cards(view)
         self.totals, self.letters = category_totals(hand)
-        self.gold = sum(CARD_VALUE[card] for card in hand if IS_GOLD[card])
+        self.gold = gold_value(hand)
 
         seen, opponent_known = _cards_seen(view, hand)
         self.unseen = [card for card in range(NUM_CARDS) if card not in seen]
