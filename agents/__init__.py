@@ -46,16 +46,25 @@ def _network(**params: Any) -> Agent:
 
 def _construct(cls: Callable[..., Agent], name: str, params: dict[str, Any]) -> Agent:
     """Build ``cls(**params)``, turning an unknown keyword into a ValueError that names it."""
-    if isinstance(cls, type) and issubclass(cls, HeuristicAgent):
-        return cls(**params)  # validates its own parameters with the full list
-    signature = inspect.signature(cls)
-    accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values())
-    if not accepts_any:
-        known = [p for p in signature.parameters if p != "self"]
-        unknown = sorted(set(params) - set(known))
-        if unknown:
-            raise ValueError(f"unknown parameter(s) {unknown} for agent {name!r}; known: {known}")
+    if not _checks_its_own_parameters(cls):
+        _check_keywords(cls, name, params)
     return cls(**params)
+
+
+def _checks_its_own_parameters(cls: Callable[..., Agent]) -> bool:
+    """A heuristic agent validates its keyword parameters itself, naming the full list."""
+    return isinstance(cls, type) and issubclass(cls, HeuristicAgent)
+
+
+def _check_keywords(cls: Callable[..., Agent], name: str, params: dict[str, Any]) -> None:
+    """ValueError naming the keywords in ``params`` that ``cls`` does not take (unless it takes any)."""
+    signature = inspect.signature(cls)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()):
+        return
+    known = [p for p in signature.parameters if p != "self"]
+    unknown = sorted(set(params) - set(known))
+    if unknown:
+        raise ValueError(f"unknown parameter(s) {unknown} for agent {name!r}; known: {known}")
 
 
 #: Short name -> factory taking the agent's keyword parameters.

@@ -13,7 +13,9 @@ simple and fast (agents call it at every decision):
   cards on the auction pile), plus the common area and the viewer's own auction-pile cards, is
   the *future* value of each category, which sets how uncertain the race still is.
 * **Win probability** of a category: a logistic curve of (own total − best opponent estimate ±
-  letter tie-break) divided by a spread that shrinks as the category's future value runs out.
+  letter tie-break) divided by a spread that shrinks as the category's future value runs out
+  (:class:`RaceModel`: the one race model, shared with the rollout policy of the search,
+  :mod:`agents.rollout_policy`).
 * **Utility**: ``Σ_c weight_c · die_c · ((1 + r)·P_c − r·live_c)`` where ``r`` is the rival weight
   (1 in two players: every category won by an opponent counts against the viewer as much as one
   won counts for it; less with more players, where a VP lost goes to one of several rivals).
@@ -28,60 +30,109 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from itertools import permutations
+from typing import Final
 
-from biblios_env.actions import CATEGORY_PAIRS, CHURCH_DECLINE, CHURCH_ONE_BASE, CHURCH_TWO_BASE, church_one
+from biblios_env.actions import CHURCH_DECLINE, CHURCH_MOVES, DieChanges
 from biblios_env.cards import (
     CARD_CATEGORY,
     CARD_CHURCH,
     CARD_LETTER,
     CARD_VALUE,
+    CARDS_PER_CATEGORY,
     CATEGORY_IDS,
-    DIE_MAX,
-    DIE_MIN,
     IS_GOLD,
     NUM_CARDS,
     NUM_CATEGORIES,
-    ChurchEffect,
+    gold_value,
 )
+from biblios_env.engine import church
 from biblios_env.engine.scoring import NO_LETTER, category_totals
 from biblios_env.engine.views import PlayerView
 
-#: Mean card value per category (Monks and Pigments total 25 over 9 cards, the others 11).
-MEAN_CARD_VALUE = tuple(sum(CARD_VALUE[card] for card in CATEGORY_IDS[9 * c : 9 * c + 9]) / 9 for c in range(5))
-_CATEGORIES = range(NUM_CATEGORIES)
+_CATEGORIES: Final = range(NUM_CATEGORIES)
+#: Total card value per category (Monks and Pigments 25 over 9 cards, the others 11; RULES §1).
+CATEGORY_TOTAL_VALUE: Final = tuple(
+    sum(CARD_VALUE[card] for card in CATEGORY_IDS[CARDS_PER_CATEGORY * c : CARDS_PER_CATEGORY * (c + 1)])
+    for c in _CATEGORIES
+)
+#: Mean card value per category.
+MEAN_CARD_VALUE: Final = tuple(total / CARDS_PER_CATEGORY for total in CATEGORY_TOTAL_VALUE)
+
+# ---------------------------------------------------------------------- the race model
+# One model of a category race serves the heuristic agents (:class:`Assessment`, from a view)
+# and the rollout policy of the search (``agents.rollout_policy.Race``, from a full state, and
+# calibrated to the heuristic): its formulas and its defaults live here only.
+
+#: Default spread of a race: ``SIGMA_BASE + SIGMA_SCALE * sqrt(uncertain value * mean card value)``.
+SIGMA_BASE: Final = 1.3
+SIGMA_SCALE: Final = 1.7
+#: Default worth of the letter tie-break (RULES §6), in category points.
+TIE_MARGIN: Final = 0.4
+#: Slope of the logistic curve (1.7 brings it close to the normal distribution's).
+_LOGISTIC_SLOPE: Final = 1.7
+#: Standardised leads below which a race counts as lost outright (chance 0, no ``exp``): the
+#: heuristics' and the rollout policy's cut-offs have always differed; both are kept so that
+#: games stay exactly as they were.
+HEURISTIC_ZERO_BELOW: Final = -30.0
+ROLLOUT_ZERO_BELOW: Final = -20.0
 
 
-def church_options(card: int, dice: Sequence[int]) -> list[tuple[int, tuple[tuple[int, int], ...]]]:
-    """Every legal way to resolve church ``card`` with ``dice`` (RULES §4): ``(action, ((category, delta), ...))``.
+def race_spreads(uncertain_values: Sequence[float], sigma_base: float, sigma_scale: float) -> list[float]:
+    """The spread of the race in each category, from the value that can still change hands
+    in it (cards to come, hidden cards): the less is left, the more a lead counts."""
+    return [
+        sigma_base + sigma_scale * math.sqrt(max(0.0, value) * MEAN_CARD_VALUE[category])
+        for category, value in enumerate(uncertain_values)
+    ]
 
-    Declining (no change) is included; dice never leave 1..6; two-dice cards change two different dice.
+
+class RaceModel:
+    """The chance of winning a category race, as one model for the heuristics'
+    :class:`Assessment` (built from a view) and the rollout policy's ``Race`` (from a full state).
+
+    A subclass sets, per category, ``future`` (value still to come) and ``sigma`` (the spread,
+    :func:`race_spreads`), and ``tie_margin`` (the worth of the letter tie-break, RULES §6, in
+    category points); the class sets ``zero_below`` (see :data:`HEURISTIC_ZERO_BELOW`).
     """
-    effect = CARD_CHURCH[card]
-    options: list[tuple[int, tuple[tuple[int, int], ...]]] = [(CHURCH_DECLINE, ())]
-    if effect in (ChurchEffect.ONE_UP, ChurchEffect.ONE_DOWN, ChurchEffect.ONE_EITHER):
-        deltas = {ChurchEffect.ONE_UP: (1,), ChurchEffect.ONE_DOWN: (-1,)}.get(effect, (1, -1))
-        for category in _CATEGORIES:
-            for delta in deltas:
-                if DIE_MIN <= dice[category] + delta <= DIE_MAX:
-                    options.append((church_one(category, delta), ((category, delta),)))
-    else:
-        delta = 1 if effect == ChurchEffect.TWO_UP else -1
-        for index, (first, second) in enumerate(CATEGORY_PAIRS):
-            if DIE_MIN <= dice[first] + delta <= DIE_MAX and DIE_MIN <= dice[second] + delta <= DIE_MAX:
-                options.append((CHURCH_TWO_BASE + index, ((first, delta), (second, delta))))
-    return options
+
+    __slots__ = ()
+    future: Sequence[float]
+    sigma: Sequence[float]
+    tie_margin: float
+    zero_below: float
+
+    def win_chance(self, category: int, total: float, letter: int, best: float, best_letter: int) -> float:
+        """The chance that a seat holding ``total`` (best letter ``letter``) wins ``category``
+        against the best other holding ``best`` (best letter ``best_letter``): a logistic curve
+        of the lead, plus or minus ``tie_margin`` for the letter tie-break, over the spread.
+
+        A seat with nothing in the category wins it with chance 0 when nobody holds any of it
+        and none of it is still to come: nobody wins an empty category (RULES §6).
+        """
+        if total <= 0:
+            if best <= 0 and self.future[category] <= 0:
+                return 0.0
+            tie = -self.tie_margin
+        else:
+            tie = self.tie_margin if letter < best_letter else -self.tie_margin
+        z = (total - best + tie) / self.sigma[category]
+        if z < self.zero_below:
+            return 0.0
+        return 1.0 / (1.0 + math.exp(-_LOGISTIC_SLOPE * z))
 
 
-def church_action_deltas(action: int, card: int) -> tuple[tuple[int, int], ...]:
-    """The die changes of a church action for ``card`` (empty for CHURCH_DECLINE)."""
-    if action == CHURCH_DECLINE:
-        return ()
-    if action < CHURCH_TWO_BASE:
-        category, direction = divmod(action - CHURCH_ONE_BASE, 2)
-        return ((category, -1 if direction else 1),)
-    delta = 1 if CARD_CHURCH[card] == ChurchEffect.TWO_UP else -1
-    first, second = CATEGORY_PAIRS[action - CHURCH_TWO_BASE]
-    return ((first, delta), (second, delta))
+# ---------------------------------------------------------------------- card helpers
+#: The die changes of every church action, by church effect (from the action table).
+_CHURCH_CHANGES: Final[dict[int, dict[int, DieChanges]]] = {
+    int(effect): dict(moves) for effect, moves in CHURCH_MOVES.items()
+}
+
+
+def church_options(card: int, dice: Sequence[int]) -> list[tuple[int, DieChanges]]:
+    """Every legal way to resolve church ``card`` with ``dice`` (RULES §4), ascending, as
+    ``(action, ((category, delta), ...))``: declining first, then the engine's legal die changes."""
+    changes = _CHURCH_CHANGES[CARD_CHURCH[card]]
+    return [(action, changes[action]) for action in church.options(card, dice)]
 
 
 def cards_affordable(value: float, costs: Iterable[float]) -> int:
@@ -96,37 +147,6 @@ def cards_affordable(value: float, costs: Iterable[float]) -> int:
     return limit
 
 
-def cheapest_cover(golds: Iterable[int], amount: int) -> list[int]:
-    """The gold cards whose values cover ``amount`` with the least overpayment (no change is
-    given, RULES §5); among equal totals, the fewest cards (small coins stay for exact payments).
-
-    Returns ``[]`` if ``amount <= 0`` and raises ValueError if the gold cannot cover it.
-    """
-    if amount <= 0:
-        return []
-    golds = sorted(golds, key=lambda card: -CARD_VALUE[card])
-    if sum(CARD_VALUE[card] for card in golds) < amount:
-        raise ValueError(f"gold {golds} cannot cover {amount}")
-    # Only the count of each coin value matters: enumerate how many 3s, 2s and 1s to use.
-    by_value: dict[int, list[int]] = {1: [], 2: [], 3: []}
-    for card in golds:
-        by_value[CARD_VALUE[card]].append(card)
-    best: tuple[int, int] | None = None
-    best_counts = (0, 0, 0)
-    for threes in range(len(by_value[3]) + 1):
-        for twos in range(len(by_value[2]) + 1):
-            covered = 3 * threes + 2 * twos
-            ones = min(len(by_value[1]), max(0, amount - covered))
-            total = covered + ones
-            if total < amount:
-                continue
-            key = (total, threes + twos + ones)
-            if best is None or key < best:
-                best, best_counts = key, (threes, twos, ones)
-    threes, twos, ones = best_counts
-    return by_value[3][:threes] + by_value[2][:twos] + by_value[1][:ones]
-
-
 def assignment_patterns(quota: tuple[int, int, int]) -> list[tuple[int, ...]]:
     """All distinct ways to assign ``sum(quota)`` cards, in draw order, to slots 0/1/2 with these quotas."""
     return _PATTERNS.setdefault(quota, sorted(set(permutations([0] * quota[0] + [1] * quota[1] + [2] * quota[2]))))
@@ -135,13 +155,54 @@ def assignment_patterns(quota: tuple[int, int, int]) -> list[tuple[int, ...]]:
 _PATTERNS: dict[tuple[int, int, int], list[tuple[int, ...]]] = {}
 
 
-def _logistic(z: float) -> float:
-    if z < -30:
-        return 0.0
-    return 1.0 / (1.0 + math.exp(-1.7 * z))
+def _own_cards(view: PlayerView) -> list[int]:
+    """The viewer's hand, plus the card it kept this gift turn (not in the hand until the turn ends)."""
+    hand = list(view.hand)
+    if view.kept_card >= 0:
+        hand.append(view.kept_card)
+    return hand
 
 
-class Assessment:
+def _cards_seen(view: PlayerView, hand: list[int]) -> tuple[set[int], list[list[int]]]:
+    """Every card the viewer knows the place of (RULES §7), and per opponent (relative seats
+    1..n-1) its publicly known cards, minus any that moved where the viewer saw them since."""
+    seen = set(hand)
+    seen.update(view.own_auction_cards, view.common_area, view.public_discard, view.own_face_down_discard)
+    seen.update(view.payment_cards)
+    for card in (view.auction_card, view.drawn_card, view.church_card):
+        if card >= 0:
+            seen.add(card)
+    opponent_known: list[list[int]] = []
+    for cards in view.opponent_cards:
+        known = [card for card in cards if card not in seen]
+        seen.update(known)
+        opponent_known.append(known)
+    return seen, opponent_known
+
+
+def _unseen_and_future_values(view: PlayerView, unseen: list[int]) -> tuple[list[float], list[float]]:
+    """Per category, the mean value per unseen card, and the *future* value: the share of the
+    unseen value still to be handed out (draw pile, the others' auction-pile cards) plus the
+    common area and the viewer's own auction-pile cards."""
+    unseen_count = len(unseen)
+    unseen_value = [0.0] * NUM_CATEGORIES
+    for card in unseen:
+        category = CARD_CATEGORY[card]
+        if category >= 0:
+            unseen_value[category] += CARD_VALUE[card]
+    own_in_pile = len(view.own_auction_cards)
+    to_come = view.draw_pile_size + max(0, view.auction_pile_size - own_in_pile)
+    future_share = to_come / unseen_count if unseen_count else 0.0
+    per_unseen = [value / unseen_count if unseen_count else 0.0 for value in unseen_value]
+    future = [future_share * unseen_value[c] for c in _CATEGORIES]
+    for card in (*view.common_area, *view.own_auction_cards):
+        category = CARD_CATEGORY[card]
+        if category >= 0:
+            future[category] += CARD_VALUE[card]
+    return per_unseen, future
+
+
+class Assessment(RaceModel):
     """One seat's reading of the table at one decision (see the module docstring).
 
     Args:
@@ -153,85 +214,60 @@ class Assessment:
         tie_margin: how much the letter tie-break is worth, in category points.
     """
 
+    zero_below = HEURISTIC_ZERO_BELOW
+
     def __init__(
         self,
         view: PlayerView,
         *,
-        sigma_base: float = 1.3,
-        sigma_scale: float = 1.7,
+        sigma_base: float = SIGMA_BASE,
+        sigma_scale: float = SIGMA_SCALE,
         rival_weight: float | None = None,
         weights: Sequence[float] | None = None,
-        tie_margin: float = 0.4,
+        tie_margin: float = TIE_MARGIN,
     ) -> None:
-        self.view = view
         n = self.num_players = view.num_players
         self.rival_weight = 1.0 / (n - 1) if rival_weight is None else rival_weight
         self.weights = tuple(weights) if weights is not None else (1.0,) * NUM_CATEGORIES
         self.tie_margin = tie_margin
         self.dice = list(view.dice)
 
-        hand = list(view.hand)
-        if view.kept_card >= 0:
-            hand.append(view.kept_card)
-        self.hand = hand
+        self.hand = hand = _own_cards(view)
         self.totals, self.letters = category_totals(hand)
-        self.gold = sum(CARD_VALUE[card] for card in hand if IS_GOLD[card])
+        self.gold = gold_value(hand)
 
-        seen = set(hand)
-        seen.update(view.own_auction_cards, view.common_area, view.public_discard, view.own_face_down_discard)
-        seen.update(view.payment_cards)
-        for card in (view.auction_card, view.drawn_card, view.church_card):
-            if card >= 0:
-                seen.add(card)
-        # Opponents' publicly known cards (relative seats 1..n-1), minus any that moved elsewhere.
-        self.opponent_known: list[list[int]] = []
-        for cards in view.opponent_cards:
-            known = [card for card in cards if card not in seen]
-            seen.update(known)
-            self.opponent_known.append(known)
+        seen, opponent_known = _cards_seen(view, hand)
         self.unseen = [card for card in range(NUM_CARDS) if card not in seen]
-        unseen_count = len(self.unseen)
-        unseen_value = [0.0] * NUM_CATEGORIES
-        for card in self.unseen:
-            category = CARD_CATEGORY[card]
-            if category >= 0:
-                unseen_value[category] += CARD_VALUE[card]
-        self.hidden_slots = [max(0, view.hand_sizes[o] - len(self.opponent_known[o - 1])) for o in range(1, n)]
-        own_in_pile = len(view.own_auction_cards)
-        to_come = view.draw_pile_size + max(0, view.auction_pile_size - own_in_pile)
-        future_share = to_come / unseen_count if unseen_count else 0.0
-        per_unseen = [value / unseen_count if unseen_count else 0.0 for value in unseen_value]
-        self.unseen_mean_value = per_unseen
+        per_unseen, self.future = _unseen_and_future_values(view, self.unseen)
+        hidden_slots = [max(0, view.hand_sizes[o] - len(opponent_known[o - 1])) for o in range(1, n)]
+        self._estimate_opponents(opponent_known, hidden_slots, per_unseen)
+        hidden_total = sum(hidden_slots)
+        uncertain = [self.future[c] + hidden_total * per_unseen[c] for c in _CATEGORIES]
+        self.sigma = race_spreads(uncertain, sigma_base, sigma_scale)
+        self.live = [
+            1.0 if self.totals[c] > 0 or self.best_opponent_total[c] > 0 or self.future[c] > 0 else 0.0
+            for c in _CATEGORIES
+        ]
+        self.p_win = [self.win_probability(c, self.totals[c], self.letters[c]) for c in _CATEGORIES]
 
-        future = [future_share * unseen_value[c] for c in _CATEGORIES]
-        for card in (*view.common_area, *view.own_auction_cards):
-            category = CARD_CATEGORY[card]
-            if category >= 0:
-                future[category] += CARD_VALUE[card]
-        self.future = future
-        hidden_total = sum(self.hidden_slots)
+    def _estimate_opponents(
+        self, opponent_known: list[list[int]], hidden_slots: list[int], per_unseen: list[float]
+    ) -> None:
+        """Each opponent's estimated totals (its publicly known cards plus every hidden slot
+        filled with the average unseen card), and the best estimate and letter per category."""
         self.opponent_totals: list[list[float]] = []
-        self.opponent_letters: list[list[int]] = []
-        for o, known in enumerate(self.opponent_known):
+        opponent_letters: list[list[int]] = []
+        for o, known in enumerate(opponent_known):
             totals, letters = category_totals(known)
-            slots = self.hidden_slots[o]
+            slots = hidden_slots[o]
             self.opponent_totals.append([totals[c] + slots * per_unseen[c] for c in _CATEGORIES])
-            self.opponent_letters.append(letters)
+            opponent_letters.append(letters)
         self.best_opponent_letter = [
-            min((letters[c] for letters in self.opponent_letters), default=NO_LETTER) for c in _CATEGORIES
+            min((letters[c] for letters in opponent_letters), default=NO_LETTER) for c in _CATEGORIES
         ]
         self.best_opponent_total = [
             max((totals[c] for totals in self.opponent_totals), default=0.0) for c in _CATEGORIES
         ]
-        self.sigma = [
-            sigma_base
-            + sigma_scale * math.sqrt(max(0.0, future[c] + hidden_total * per_unseen[c]) * MEAN_CARD_VALUE[c])
-            for c in _CATEGORIES
-        ]
-        self.live = [
-            1.0 if self.totals[c] > 0 or self.best_opponent_total[c] > 0 or future[c] > 0 else 0.0 for c in _CATEGORIES
-        ]
-        self.p_win = [self.win_probability(c, self.totals[c], self.letters[c]) for c in _CATEGORIES]
 
     # ------------------------------------------------------------------ races
     def win_probability(
@@ -241,13 +277,7 @@ class Assessment:
         against the best opponent estimate (or ``opponent_best`` / ``opponent_letter`` if given)."""
         best = self.best_opponent_total[category] if opponent_best is None else opponent_best
         best_letter = self.best_opponent_letter[category] if opponent_letter < 0 else opponent_letter
-        if total <= 0:
-            if best <= 0 and self.future[category] <= 0:
-                return 0.0
-            tie = -self.tie_margin
-        else:
-            tie = self.tie_margin if letter < best_letter else -self.tie_margin
-        return _logistic((total - best + tie) / self.sigma[category])
+        return self.win_chance(category, total, letter, best, best_letter)
 
     def category_scale(self, category: int) -> float:
         """Utility per unit of win probability in ``category``."""
@@ -306,10 +336,7 @@ class Assessment:
 
     def option_value(self, deltas: Iterable[tuple[int, int]]) -> float:
         """Utility of a set of die changes."""
-        return sum(delta * self.dice_change_weight(category) for category, delta in deltas)
-
-    def dice_change_weight(self, category: int) -> float:
-        return self.die_weight(category)
+        return sum(delta * self.die_weight(category) for category, delta in deltas)
 
     def church_best(self, card: int) -> tuple[int, float]:
         """The viewer's best resolution of church ``card`` now: ``(action, utility)``."""
@@ -321,13 +348,18 @@ class Assessment:
         return best_action, best_value
 
 
-
 __all__ = [
+    "CATEGORY_TOTAL_VALUE",
+    "HEURISTIC_ZERO_BELOW",
     "MEAN_CARD_VALUE",
-    "NO_LETTER",
+    "ROLLOUT_ZERO_BELOW",
+    "SIGMA_BASE",
+    "SIGMA_SCALE",
+    "TIE_MARGIN",
     "Assessment",
+    "RaceModel",
     "assignment_patterns",
-    "cheapest_cover",
-    "church_action_deltas",
+    "cards_affordable",
     "church_options",
+    "race_spreads",
 ]

@@ -18,7 +18,7 @@ import math
 import random
 from typing import Any
 
-from agents.card_values import Assessment, assignment_patterns, cards_affordable, cheapest_cover
+from agents.card_values import SIGMA_BASE, SIGMA_SCALE, TIE_MARGIN, Assessment, assignment_patterns, cards_affordable
 from biblios_env.actions import (
     BID_BASE,
     CHURCH_DECLINE,
@@ -29,7 +29,8 @@ from biblios_env.actions import (
 )
 from biblios_env.agent_interface import AgentObservation
 from biblios_env.cards import CARD_CATEGORY, CARD_VALUE, IS_GOLD, NUM_CATEGORIES
-from biblios_env.engine.setup import DECK_SIZE
+from biblios_env.engine.auctions import cheapest_cover
+from biblios_env.engine.setup import GIFT_TURNS
 from biblios_env.engine.state import Decision, Phase
 from biblios_env.engine.views import PlayerView
 
@@ -65,11 +66,24 @@ class HeuristicAgent:
         "max_coin_value": 2.0,
         "placement_samples": 12,
         "bluff": 0,
-        "sigma_base": 1.3,
-        "sigma_scale": 1.7,
-        "tie_margin": 0.4,
+        "sigma_base": SIGMA_BASE,
+        "sigma_scale": SIGMA_SCALE,
+        "tie_margin": TIE_MARGIN,
         "rival_weight": None,
     }
+    # The parameters, set from ``defaults`` and the keyword arguments by ``__init__``.
+    gold_value: float
+    auction_share: float
+    denial: float
+    capture: float
+    min_coin_value: float
+    max_coin_value: float
+    placement_samples: int
+    bluff: int
+    sigma_base: float
+    sigma_scale: float
+    tie_margin: float
+    rival_weight: float | None
 
     def __init__(self, **params: Any) -> None:
         unknown = sorted(set(params) - set(self.defaults))
@@ -81,6 +95,8 @@ class HeuristicAgent:
         self.seat = 0
         self.num_players = 2
         self.rng = random.Random(0)
+        #: The coin value of the decision being made, with the assessment it was computed for.
+        self._coin_value_of: tuple[Assessment, float] | None = None
 
     def __repr__(self) -> str:
         changed = {k: v for k, v in self.params.items() if self.defaults[k] != v}
@@ -129,11 +145,11 @@ class HeuristicAgent:
     def coin_value(self, view: PlayerView, assessment: Assessment) -> float:
         """Utility of one coin now: fixed in the gift phase; during the auctions, the value of
         what is left to buy shared over the gold in hand (gold is worth little once little is left)."""
-        cached = getattr(assessment, "_coin_value", None)
-        if cached is not None:
-            return cached
+        cached = self._coin_value_of
+        if cached is not None and cached[0] is assessment:
+            return cached[1]
         value = self.gold_value if view.phase != Phase.AUCTION else self.auction_coin_value(view, assessment)
-        assessment._coin_value = value  # type: ignore[attr-defined]
+        self._coin_value_of = (assessment, value)
         return value
 
     def auction_coin_value(self, view: PlayerView, assessment: Assessment) -> float:
@@ -209,7 +225,7 @@ class HeuristicAgent:
         for slot in legal:
             rest = list(quota)
             rest[slot] -= 1
-            patterns = assignment_patterns(tuple(rest))  # type: ignore[arg-type]
+            patterns = assignment_patterns((rest[0], rest[1], rest[2]))
             future = 0.0
             for sample in samples:
                 rows = [values(other) for other in sample]
@@ -263,9 +279,11 @@ class HeuristicAgent:
         return PAY_BASE + choice
 
     def penalty_cost(self, view: PlayerView, assessment: Assessment, coin: float) -> float:
-        """Expected utility lost by refusing to pay (RULES §5, Penalty): random cards from hand
-        go to the others (standard) or one is discarded (the "medieval bluffs" variant is not
-        visible in the view, so the standard penalty is assumed: the costlier of the two)."""
+        """Expected utility lost by refusing to pay (RULES §5, Penalty): one random card from hand
+        to each other player in the standard rule. The "medieval bluffs" variant (one card of the
+        hand discarded face down, a uniformly random one: the chooser on the defaulter's left
+        cannot see the cards) is shown in the view (``view.bluffs``) but not modelled: the agent
+        always counts the standard penalty, the costlier of the two."""
         hand = assessment.hand + list(view.payment_cards)
         if not hand:
             return 0.0
@@ -332,14 +350,25 @@ class HoarderAgent(HeuristicAgent):
         "aggression": 1.3,
     }
 
+    # The parameters besides the common ones (set by ``HeuristicAgent.__init__``).
+    focus: int
+    focus_weight: float
+    off_focus_weight: float
+    focus_bonus: float
+    focus_auction_share: float
+    patience: float
+    aggression: float
+    #: The categories in focus at the last decision (sticky: see ``focus_bonus``).
+    _focus: tuple[int, ...] = ()
+
     def start_game(self, seat: int, num_players: int, seed: int | None = None) -> None:
         super().start_game(seat, num_players, seed)
-        self._focus: tuple[int, ...] = ()
+        self._focus = ()
 
     def focus_categories(self, view: PlayerView) -> tuple[int, ...]:
         """The categories it specialises in: best die × win-chance prospects, sticky."""
         plain = Assessment(view, sigma_base=self.sigma_base, sigma_scale=self.sigma_scale, tie_margin=self.tie_margin)
-        current = getattr(self, "_focus", ())
+        current = self._focus
         scores = [
             view.dice[c] * (0.5 + plain.p_win[c]) + (self.focus_bonus if c in current else 0.0)
             for c in range(NUM_CATEGORIES)
@@ -363,7 +392,7 @@ class HoarderAgent(HeuristicAgent):
 
     def auction_coin_value(self, view: PlayerView, assessment: Assessment) -> float:
         base = super().auction_coin_value(view, assessment)
-        total = DECK_SIZE[view.num_players] // (view.num_players + 1)
+        total = GIFT_TURNS[view.num_players]  # also the number of cards auctioned
         progress = 1.0 - min(1.0, view.auction_pile_size / max(total - 1, 1))
         return base * (self.patience + (1.0 - self.patience) * progress)
 

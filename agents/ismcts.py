@@ -72,11 +72,12 @@ from agents.heuristics import ValueAgent
 from agents.rollout_policy import RolloutPolicy, round_marker
 from biblios_env.actions import BID_BASE, MAX_BID, PASS, PAY_BASE, REFUSE
 from biblios_env.agent_interface import AgentObservation
-from biblios_env.cards import CARD_VALUE, IS_GOLD
 from biblios_env.engine import rules
+from biblios_env.engine.auctions import capacity
 from biblios_env.engine.sampling import sample_state
-from biblios_env.engine.state import NO_CARD, NO_SEAT, Decision, State
+from biblios_env.engine.state import NO_SEAT, Decision, State
 from biblios_env.engine.views import PlayerView, player_view
+from biblios_env.engine.visibility import decision_key
 
 #: The abstract "pay with the payment policy's card" move of the tree.
 PAY_MOVE: Final = -1
@@ -94,6 +95,8 @@ ROLLOUTS: Final = ("policy", "random")
 #: policy, or by the ``value`` heuristic's own bid limit computed from each seat's view of the
 #: determinization (exact against ``value`` given the sample; see ``bidding_sample``).
 OPPONENT_MODELS: Final = ("policy", "value")
+
+
 class _Node:
     """One information set of the searcher: per move key ``[visits, reward sum, availability]``,
     and the children reached by ``(move key, what the searcher observed next)``."""
@@ -124,6 +127,59 @@ def _budget_left(done: int, budget: int | None, deadline: float | None) -> bool:
     """Another search iteration fits: under the iteration cap and before the deadline (the
     first iteration always runs, so every search returns a move)."""
     return (budget is None or done < budget) and (deadline is None or not done or time.perf_counter() < deadline)
+
+
+def _at_least(name: str, value: Any, minimum: int, expected: str) -> int:
+    """``value`` as an int of at least ``minimum``, else ValueError naming it (``expected`` says
+    what was wanted); bools are refused."""
+    if isinstance(value, bool) or int(value) < minimum:
+        raise ValueError(f"{name} must be {expected}, got {value!r}")
+    return int(value)
+
+
+def _one_of(name: str, value: str, choices: tuple[str, ...]) -> str:
+    """``value`` if it is among ``choices``, else ValueError naming it."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value
+
+
+def _budget(iterations: int | None, time_limit: float | None) -> tuple[int | None, float | None]:
+    """The search budget (module doc): an iteration cap and/or seconds per searched decision."""
+    if iterations is None and time_limit is None:
+        raise ValueError("ISMCTSAgent needs a budget: iterations, time_limit or both")
+    if iterations is not None:
+        iterations = _at_least("iterations", iterations, 1, "a positive int or None")
+    if time_limit is not None and float(time_limit) <= 0:
+        raise ValueError(f"time_limit must be a positive number of seconds or None, got {time_limit!r}")
+    return iterations, None if time_limit is None else float(time_limit)
+
+
+def _words(text: str) -> tuple[str, ...]:
+    """The parts of a command-line list such as ``"1-2-4"`` or ``"bid/church"``."""
+    return tuple(text.replace("-", " ").replace("/", " ").split())
+
+
+def _bid_raises(bid_raises: tuple[int, ...] | list[int] | int | str) -> tuple[int, ...]:
+    """The searched raises over the high bid, ascending and distinct (all positive)."""
+    if isinstance(bid_raises, str):
+        bid_raises = tuple(int(part) for part in _words(bid_raises))
+    elif isinstance(bid_raises, int):
+        bid_raises = (bid_raises,)
+    raises = tuple(sorted({int(raise_) for raise_ in bid_raises}))
+    if not raises or raises[0] < 1:
+        raise ValueError(f"bid_raises must be positive ints, got {bid_raises!r}")
+    return raises
+
+
+def _searched(searched: tuple[str, ...] | list[str] | str) -> frozenset[Decision]:
+    """The searched decisions, named as in :data:`SEARCHABLE`."""
+    if isinstance(searched, str):
+        searched = _words(searched)
+    unknown = sorted(set(searched) - set(SEARCHABLE))
+    if unknown:
+        raise ValueError(f"searched must name decisions among {tuple(SEARCHABLE)}, got {unknown}")
+    return frozenset(SEARCHABLE[name] for name in searched)
 
 
 class ISMCTSAgent:
@@ -178,53 +234,22 @@ class ISMCTSAgent:
     ) -> None:
         if float(decisive) < 0:
             raise ValueError(f"decisive must be >= 0 standard errors (0: no early stop), got {decisive!r}")
-        if isinstance(min_iterations, bool) or int(min_iterations) < 2:
-            raise ValueError(f"min_iterations must be an int >= 2, got {min_iterations!r}")
         self.decisive = float(decisive)
-        self.min_iterations = int(min_iterations)
-        if opponent_model not in OPPONENT_MODELS:
-            raise ValueError(f"opponent_model must be one of {OPPONENT_MODELS}, got {opponent_model!r}")
-        if isinstance(consistency_tries, bool) or int(consistency_tries) < 1:
-            raise ValueError(f"consistency_tries must be a positive int, got {consistency_tries!r}")
-        self.opponent_model = opponent_model
-        self.consistency_tries = int(consistency_tries)
+        self.min_iterations = _at_least("min_iterations", min_iterations, 2, "an int >= 2")
+        self.opponent_model = _one_of("opponent_model", opponent_model, OPPONENT_MODELS)
+        self.consistency_tries = _at_least("consistency_tries", consistency_tries, 1, "a positive int")
         self.model = ValueAgent()
-        if iterations is None and time_limit is None:
-            raise ValueError("ISMCTSAgent needs a budget: iterations, time_limit or both")
-        if iterations is not None and (isinstance(iterations, bool) or int(iterations) < 1):
-            raise ValueError(f"iterations must be a positive int or None, got {iterations!r}")
-        if time_limit is not None and float(time_limit) <= 0:
-            raise ValueError(f"time_limit must be a positive number of seconds or None, got {time_limit!r}")
-        if isinstance(bid_raises, str):
-            bid_raises = tuple(int(part) for part in bid_raises.replace("-", " ").replace("/", " ").split())
-        elif isinstance(bid_raises, int):
-            bid_raises = (bid_raises,)
-        raises = tuple(sorted({int(raise_) for raise_ in bid_raises}))
-        if not raises or raises[0] < 1:
-            raise ValueError(f"bid_raises must be positive ints, got {bid_raises!r}")
-        if isinstance(searched, str):
-            searched = tuple(searched.replace("-", " ").replace("/", " ").split())
-        unknown = sorted(set(searched) - set(SEARCHABLE))
-        if unknown:
-            raise ValueError(f"searched must name decisions among {tuple(SEARCHABLE)}, got {unknown}")
+        self.iterations, self.time_limit = _budget(iterations, time_limit)
+        self.bid_raises = _bid_raises(bid_raises)
+        self.searched = _searched(searched)
         if float(gate) < 0:
             raise ValueError(f"gate must be >= 0 standard errors, got {gate!r}")
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        if rollout not in ROLLOUTS:
-            raise ValueError(f"rollout must be one of {ROLLOUTS}, got {rollout!r}")
-        if horizon is not None and (isinstance(horizon, bool) or int(horizon) < 1):
-            raise ValueError(f"horizon must be a positive int or None, got {horizon!r}")
-        self.iterations = None if iterations is None else int(iterations)
-        self.time_limit = None if time_limit is None else float(time_limit)
-        self.searched = frozenset(SEARCHABLE[name] for name in searched)
         self.gate = float(gate)
-        self.mode = mode
+        self.mode = _one_of("mode", mode, MODES)
+        self.rollout_mode = _one_of("rollout", rollout, ROLLOUTS)
+        self.horizon = None if horizon is None else _at_least("horizon", horizon, 1, "a positive int or None")
         self.exploration = float(exploration)
-        self.bid_raises = raises
         self.margin_weight = float(margin_weight)
-        self.rollout_mode = rollout
-        self.horizon = None if horizon is None else int(horizon)
         self.temperature = float(temperature)
         self.search_refuse = bool(search_refuse)
         self.seed = seed
@@ -272,64 +297,17 @@ class ISMCTSAgent:
     def search(self, observation: AgentObservation) -> int:
         """Run IS-MCTS from the observation; return the most visited root move's action."""
         view = observation.view
-        legal = set(observation.legal_actions)
-        rng = self.rng
-        observer = view.seat
-        exploration = self.exploration
-        policy_first = self.rollout_mode == "policy"
         start = time.perf_counter()
         deadline = None if self.time_limit is None else start + self.time_limit
-        budget = self.iterations
         root = _Node()
         root_actions: dict[int, int] = {}
         simulated = 0
         iteration = 0
-        while _budget_left(iteration, budget, deadline):
+        while _budget_left(iteration, self.iterations, deadline):
             iteration += 1
-            state = sample_state(view, rng)
-            node = root
-            path: list[tuple[list[float], int]] = []
-            moves: list[tuple[int, int]] | None = self.moves(state)
-            at_root = True
-            while moves is not None:
-                stats = node.stats
-                untried = []
-                best_score, best = -math.inf, moves[0]
-                for move in moves:
-                    entry = stats.get(move[0])
-                    if entry is None:
-                        entry = stats[move[0]] = [0, 0.0, 0]
-                    entry[2] += 1
-                    visits = entry[0]
-                    if not visits:
-                        untried.append(move)
-                    elif not untried:
-                        score = entry[1] / visits + exploration * math.sqrt(math.log(entry[2]) / visits)
-                        if score > best_score:
-                            best_score, best = score, move
-                if untried:
-                    move = untried[rng.randrange(len(untried))]
-                    if policy_first and not at_root:
-                        preferred = self.policy_key(state)
-                        move = next((m for m in untried if m[0] == preferred), move)
-                else:
-                    move = best
-                key, action = move
-                if at_root:
-                    root_actions.setdefault(key, action)
-                    at_root = False
-                path.append((stats[key], state.current_player))
-                rules.apply(state, action)
-                moves, steps = self.advance(state)
-                simulated += 1 + steps
-                if untried or moves is None:
-                    break
-                child_key = (key, self.observed(state, observer))
-                child = node.children.get(child_key)
-                if child is None:
-                    child = node.children[child_key] = _Node()
-                node = child
-            simulated += self.playout(state)
+            state = sample_state(view, self.rng)
+            path, steps = self.tree_walk(state, root, root_actions, view.seat)
+            simulated += steps + self.playout(state)
             rewards = self.rewards(state)
             for entry, player in path:
                 entry[0] += 1
@@ -339,15 +317,65 @@ class ISMCTSAgent:
             "simulated_decisions": simulated,
             "seconds": time.perf_counter() - start,
         }
-        ranked = sorted(
-            ((entry[0], entry[1] / entry[0] if entry[0] else 0.0, key) for key, entry in root.stats.items()),
-            reverse=True,
-        )
-        for _visits, _mean, key in ranked:
-            action = root_actions.get(key)
-            if action in legal:
-                return action
-        return observation.legal_actions[0]
+        return _most_visited(root, root_actions, observation.legal_actions)
+
+    def tree_walk(
+        self, state: State, root: _Node, root_actions: dict[int, int], observer: int
+    ) -> tuple[list[tuple[list[float], int]], int]:
+        """One descent of the tree on the determinization ``state``: select with UCB1 while every
+        move of the node was tried, expand one untried move, and stop there (or at the end of the
+        game). Returns the statistics entries passed with the seat that moved at each, and the
+        decisions applied; the first action of each root move key is noted in ``root_actions``."""
+        node = root
+        path: list[tuple[list[float], int]] = []
+        moves: list[tuple[int, int]] | None = self.moves(state)
+        simulated = 0
+        while moves is not None:
+            move, expanded = self.select(node, moves, state, node is root)
+            key, action = move
+            if node is root:
+                root_actions.setdefault(key, action)
+            path.append((node.stats[key], state.current_player))
+            rules.apply(state, action)
+            moves, steps = self.advance(state)
+            simulated += 1 + steps
+            if expanded or moves is None:
+                break
+            child_key = (key, decision_key(state, observer))
+            child = node.children.get(child_key)
+            if child is None:
+                child = node.children[child_key] = _Node()
+            node = child
+        return path, simulated
+
+    def select(
+        self, node: _Node, moves: list[tuple[int, int]], state: State, at_root: bool
+    ) -> tuple[tuple[int, int], bool]:
+        """The move to play at ``node`` and whether it is a new (expanded) one: counts each
+        move's availability, then an untried move if any (at the root at random, deeper the
+        rollout policy's move first when the rollouts follow the policy), else the best UCB1."""
+        stats = node.stats
+        untried = []
+        best_score, best = -math.inf, moves[0]
+        for move in moves:
+            entry = stats.get(move[0])
+            if entry is None:
+                entry = stats[move[0]] = [0, 0.0, 0]
+            entry[2] += 1
+            visits = entry[0]
+            if not visits:
+                untried.append(move)
+            elif not untried:
+                score = entry[1] / visits + self.exploration * math.sqrt(math.log(entry[2]) / visits)
+                if score > best_score:
+                    best_score, best = score, move
+        if not untried:
+            return best, False
+        move = untried[self.rng.randrange(len(untried))]
+        if self.rollout_mode == "policy" and not at_root:
+            preferred = self.policy_key(state)
+            move = next((m for m in untried if m[0] == preferred), move)
+        return move, True
 
     def flat_search(self, observation: AgentObservation, moves: list[tuple[int, int]], default: int) -> int:
         """Determinized flat Monte Carlo with common random numbers, gated by the heuristic.
@@ -439,7 +467,7 @@ class ISMCTSAgent:
         decision = state.decision
         if decision == Decision.BID:
             high = state.high_bid
-            cap = min(MAX_BID, _capacity(state, state.current_player))
+            cap = min(MAX_BID, capacity(state, state.current_player))
             moves = [(PASS, PASS)]
             for raise_ in self.bid_raises:
                 amount = high + raise_
@@ -473,19 +501,6 @@ class ISMCTSAgent:
             rules.apply(state, moves[0][1])
             steps += 1
         return None, steps
-
-    @staticmethod
-    def observed(state: State, observer: int) -> tuple[Any, ...]:
-        """What the searcher sees of the position after a move: the key of the next node."""
-        decision = state.decision
-        player = state.current_player
-        extra: Any = NO_CARD
-        if player == observer:
-            if decision == Decision.PLACE:
-                extra = state.drawn_card
-            elif decision == Decision.TAKE:
-                extra = tuple(sorted(state.common_area))
-        return (decision, player, state.auction_card, state.church_card, extra)
 
     def playout(self, state: State) -> int:
         """Roll the state out (to the end, or to the horizon); returns the decisions applied."""
@@ -525,6 +540,20 @@ class ISMCTSAgent:
         return rewards
 
 
+def _most_visited(root: _Node, root_actions: dict[int, int], legal: list[int]) -> int:
+    """The action of the most visited root move that is legal (ties: the higher mean reward,
+    then the higher key); the first legal action if no root move is."""
+    ranked = sorted(
+        ((entry[0], entry[1] / entry[0] if entry[0] else 0.0, key) for key, entry in root.stats.items()),
+        reverse=True,
+    )
+    for _visits, _mean, key in ranked:
+        action = root_actions.get(key)
+        if action is not None and action in legal:
+            return action
+    return legal[0]
+
+
 def finish_bidding(state: State, limits: list[int], card: int, pile_size: int) -> int:
     """Play the bidding on ``card`` on to its end, every bidder raising by one while the price
     stays within its limit (the value heuristic's ascending-auction rule); returns the bids and
@@ -536,14 +565,6 @@ def finish_bidding(state: State, limits: list[int], card: int, pile_size: int) -
         rules.apply(state, BID_BASE + wanted if wanted <= limit else PASS)
         applied += 1
     return applied
-
-
-def _capacity(state: State, seat: int) -> int:
-    """The largest bid ``seat`` can pay on the card under auction (coins, or cards for gold)."""
-    hand = state.hands[seat]
-    if IS_GOLD[state.auction_card]:
-        return len(hand)
-    return sum(CARD_VALUE[card] for card in hand if IS_GOLD[card])
 
 
 __all__ = ["MODES", "PAY_MOVE", "ROLLOUTS", "SEARCHABLE", "ISMCTSAgent"]

@@ -9,34 +9,40 @@ cousin of the ``value`` heuristic (:mod:`agents.card_values`) reading the whole 
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from typing import Final
 
-from agents.card_values import assignment_patterns, cards_affordable, church_options
+from agents.card_values import (
+    CATEGORY_TOTAL_VALUE,
+    ROLLOUT_ZERO_BELOW,
+    SIGMA_BASE,
+    SIGMA_SCALE,
+    TIE_MARGIN,
+    RaceModel,
+    assignment_patterns,
+    cards_affordable,
+    church_options,
+    race_spreads,
+)
 from biblios_env.actions import BID_BASE, CHURCH_DECLINE, MAX_BID, PASS, PAY_BASE, REFUSE, TAKE_BASE
-from biblios_env.cards import CARD_CATEGORY, CARD_LETTER, CARD_VALUE, IS_GOLD, NUM_CATEGORIES
+from biblios_env.cards import CARD_CATEGORY, CARD_LETTER, CARD_VALUE, GOLD_IDS_BY_VALUE, IS_GOLD, NUM_CATEGORIES
 from biblios_env.engine import rules
+from biblios_env.engine.auctions import cheapest_cover
 from biblios_env.engine.scoring import NO_LETTER
 from biblios_env.engine.state import NO_CARD, Decision, Phase, State
 
 _CATEGORIES: Final = range(NUM_CATEGORIES)
-_CATEGORY_TOTAL: Final = tuple(sum(CARD_VALUE[9 * c + k] for k in range(9)) for c in _CATEGORIES)
-_MEAN_VALUE: Final = tuple(total / 9 for total in _CATEGORY_TOTAL)
 _PLACE, _TAKE, _CHURCH, _BID, _PAY = Decision.PLACE, Decision.TAKE, Decision.CHURCH, Decision.BID, Decision.PAY
 _NONE = Decision.NONE
 
 
-def _logistic(z: float) -> float:
-    if z < -20.0:
-        return 0.0
-    return 1.0 / (1.0 + math.exp(-1.7 * z))
-
-
-class Race:
+class Race(RaceModel):
     """Category totals, letters and spreads of one position (full information)."""
 
-    __slots__ = ("dice", "future", "letters", "n", "rival", "sigma", "tie", "totals")
+    __slots__ = ("dice", "future", "letters", "n", "rival", "sigma", "tie_margin", "totals")
+    zero_below = ROLLOUT_ZERO_BELOW
 
     def __init__(self, state: State, sigma_base: float, sigma_scale: float, tie_margin: float, dead: list[int]) -> None:
         n = self.n = state.num_players
@@ -61,11 +67,11 @@ class Race:
             if CARD_LETTER[kept] < letters[state.active_player][category]:
                 letters[state.active_player][category] = CARD_LETTER[kept]
         self.totals, self.letters = totals, letters
-        self.future = future = [_CATEGORY_TOTAL[c] - in_hands[c] - dead[c] for c in _CATEGORIES]
-        self.sigma = [sigma_base + sigma_scale * math.sqrt(max(0, future[c]) * _MEAN_VALUE[c]) for c in _CATEGORIES]
+        self.future = future = [CATEGORY_TOTAL_VALUE[c] - in_hands[c] - dead[c] for c in _CATEGORIES]
+        self.sigma = race_spreads(future, sigma_base, sigma_scale)
         self.dice = state.dice
         self.rival = 1.0 / (n - 1)
-        self.tie = tie_margin
+        self.tie_margin = tie_margin
 
     def best_other(self, seat: int, category: int) -> tuple[int, int]:
         """The best total and best letter among the other seats in ``category``."""
@@ -80,15 +86,6 @@ class Race:
                     letter = other_letter
         return best, letter
 
-    def p_win(self, category: int, total: int, letter: int, best: int, best_letter: int) -> float:
-        if total <= 0:
-            if best <= 0 and self.future[category] <= 0:
-                return 0.0
-            tie = -self.tie
-        else:
-            tie = self.tie if letter < best_letter else -self.tie
-        return _logistic((total - best + tie) / self.sigma[category])
-
     def scale(self, category: int) -> float:
         return self.dice[category] * (1.0 + self.rival)
 
@@ -97,8 +94,8 @@ class Race:
         category = CARD_CATEGORY[card]
         total, letter = self.totals[seat][category], self.letters[seat][category]
         best, best_letter = self.best_other(seat, category)
-        before = self.p_win(category, total, letter, best, best_letter)
-        after = self.p_win(category, total + CARD_VALUE[card], min(letter, CARD_LETTER[card]), best, best_letter)
+        before = self.win_chance(category, total, letter, best, best_letter)
+        after = self.win_chance(category, total + CARD_VALUE[card], min(letter, CARD_LETTER[card]), best, best_letter)
         return self.scale(category) * (after - before)
 
     def harm(self, seat: int, card: int) -> float:
@@ -106,13 +103,13 @@ class Race:
         category = CARD_CATEGORY[card]
         total, letter = self.totals[seat][category], self.letters[seat][category]
         best, best_letter = self.best_other(seat, category)
-        before = self.p_win(category, total, letter, best, best_letter)
+        before = self.win_chance(category, total, letter, best, best_letter)
         worst = before
         value, card_letter = CARD_VALUE[card], CARD_LETTER[card]
         for other in range(self.n):
             if other != seat:
                 bumped = self.totals[other][category] + value
-                after = self.p_win(category, total, letter, max(best, bumped), min(best_letter, card_letter))
+                after = self.win_chance(category, total, letter, max(best, bumped), min(best_letter, card_letter))
                 if after < worst:
                     worst = after
         return self.scale(category) * (before - worst)
@@ -145,12 +142,13 @@ class Race:
             if found is None:
                 best, best_letter = self.best_other(seat, category)
                 total, letter = self.totals[seat][category], self.letters[seat][category]
-                found = before[category] = (self.p_win(category, total, letter, best, best_letter), best, best_letter)
+                chance = self.win_chance(category, total, letter, best, best_letter)
+                found = before[category] = (chance, best, best_letter)
             p_before, best, best_letter = found
             first, holder, second = lowest[category]
             rest_letter = second if card == holder else first
             total = self.totals[seat][category]
-            after = self.p_win(category, total - CARD_VALUE[card], rest_letter, best, best_letter)
+            after = self.win_chance(category, total - CARD_VALUE[card], rest_letter, best, best_letter)
             costs.append(self.scale(category) * (p_before - after))
         return costs
 
@@ -158,7 +156,7 @@ class Race:
         """Utility for ``seat`` of raising ``category``'s die by one."""
         total = self.totals[seat][category]
         best, best_letter = self.best_other(seat, category)
-        p = self.p_win(category, total, self.letters[seat][category], best, best_letter)
+        p = self.win_chance(category, total, self.letters[seat][category], best, best_letter)
         live = 1.0 if total > 0 or best > 0 or self.future[category] > 0 else 0.0
         return (1.0 + self.rival) * p - self.rival * live
 
@@ -201,9 +199,9 @@ class RolloutPolicy:
     def __init__(
         self,
         *,
-        sigma_base: float = 1.3,
-        sigma_scale: float = 1.7,
-        tie_margin: float = 0.4,
+        sigma_base: float = SIGMA_BASE,
+        sigma_scale: float = SIGMA_SCALE,
+        tie_margin: float = TIE_MARGIN,
         gold_value: float = 0.3,
         capture: float = 0.3,
         min_coin_value: float = 0.05,
@@ -293,41 +291,26 @@ class RolloutPolicy:
         return best_action, best_value
 
     def payment_card(self, state: State, race: Race | None = None) -> int:
-        """The next payment card, or -1 when the payment cannot be completed."""
+        """The next payment card, or -1 when the payment cannot be completed: for a gold card
+        the least useful card in hand, else the highest coin of the cheapest cover (RULES §5)."""
+        if IS_GOLD[state.auction_card]:
+            return self.least_useful_card(state, race)
+        return _next_gold(state)
+
+    def least_useful_card(self, state: State, race: Race | None = None) -> int:
+        """The card whose loss costs the payer least (the first of equals in hand order), or -1
+        when the hand is too small to pay for the gold card under auction with cards."""
         seat = state.current_player
         hand = state.hands[seat]
-        if IS_GOLD[state.auction_card]:
-            if len(hand) < state.high_bid - len(state.payment):
-                return -1
-            if race is None:
-                race = self.race(state)
-            best, choice = math.inf, -1
-            for card, cost in zip(hand, race.hand_costs(seat, hand, self.coin_value(state, seat)), strict=True):
-                if cost < best:
-                    best, choice = cost, card
-            return choice
-        need = state.high_bid - state.payment_value
-        counts = [0, 0, 0, 0]
-        for card in hand:
-            if IS_GOLD[card]:
-                counts[CARD_VALUE[card]] += 1
-        if counts[1] + 2 * counts[2] + 3 * counts[3] < need:
+        if len(hand) < state.high_bid - len(state.payment):
             return -1
-        best_rank: tuple[int, int] | None = None
-        plan = (0, 0, 0)
-        for threes in range(min(counts[3], (need + 2) // 3) + 1):
-            for twos in range(min(counts[2], max(0, need - 3 * threes + 1) // 2) + 1):
-                ones = max(0, need - 3 * threes - 2 * twos)
-                if ones > counts[1]:
-                    continue
-                rank = (ones + 2 * twos + 3 * threes, ones + twos + threes)
-                if best_rank is None or rank < best_rank:
-                    best_rank, plan = rank, (ones, twos, threes)
-        value = 3 if plan[2] else 2 if plan[1] else 1
-        for card in hand:
-            if IS_GOLD[card] and CARD_VALUE[card] == value:
-                return card
-        return -1  # pragma: no cover - the plan only uses cards in hand
+        if race is None:
+            race = self.race(state)
+        best, choice = math.inf, -1
+        for card, cost in zip(hand, race.hand_costs(seat, hand, self.coin_value(state, seat)), strict=True):
+            if cost < best:
+                best, choice = cost, card
+        return choice
 
     # ------------------------------------------------------------------ the policy
     def action(self, state: State, dead: list[int] | None = None) -> int:
@@ -478,14 +461,14 @@ class RolloutPolicy:
                 if IS_GOLD[card]:
                     golds[seat] += CARD_VALUE[card]
         total_gold = sum(golds)
-        future = sum(race.future[c] / _CATEGORY_TOTAL[c] * state.dice[c] for c in _CATEGORIES)
+        future = sum(race.future[c] / CATEGORY_TOTAL_VALUE[c] * state.dice[c] for c in _CATEGORIES)
         coin_vp = self.coin_vp * future / max(total_gold, 1)
         expected = []
         for seat in range(n):
             vp = coin_vp * golds[seat]
             for category in _CATEGORIES:
                 best, best_letter = race.best_other(seat, category)
-                vp += state.dice[category] * race.p_win(
+                vp += state.dice[category] * race.win_chance(
                     category, race.totals[seat][category], race.letters[seat][category], best, best_letter
                 )
             expected.append(vp)
@@ -494,6 +477,31 @@ class RolloutPolicy:
             lead = expected[seat] - max(expected[other] for other in range(n) if other != seat)
             values.append(0.5 + 0.5 * math.tanh(lead / temperature))
         return values
+
+
+def _next_gold(state: State) -> int:
+    """The next gold card of the payer's cheapest cover of what is still owed (RULES §5: no
+    change is given): a card of the cover's highest coin, the first in hand; -1 when the gold in
+    hand cannot cover it."""
+    hand = state.hands[state.current_player]
+    counts = [0, 0, 0, 0]  # gold cards in hand by coin value
+    for card in hand:
+        if IS_GOLD[card]:
+            counts[CARD_VALUE[card]] += 1
+    owed = state.high_bid - state.payment_value
+    if counts[1] + 2 * counts[2] + 3 * counts[3] < owed:
+        return -1
+    coin = _highest_coin_of_cover(counts[1], counts[2], counts[3], owed)
+    return next(card for card in hand if IS_GOLD[card] and CARD_VALUE[card] == coin)
+
+
+@functools.cache
+def _highest_coin_of_cover(ones: int, twos: int, threes: int, owed: int) -> int:
+    """The highest coin value in the engine's cheapest cover of ``owed``
+    (:func:`~biblios_env.engine.auctions.cheapest_cover`: overpay least, then the fewest cards)
+    from that many gold 1s, 2s and 3s: only the counts matter, so it is worked out once each."""
+    golds = [*GOLD_IDS_BY_VALUE[1][:ones], *GOLD_IDS_BY_VALUE[2][:twos], *GOLD_IDS_BY_VALUE[3][:threes]]
+    return CARD_VALUE[cheapest_cover(golds, owed)[0]]
 
 
 def round_marker(state: State) -> tuple[int, int]:

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from agents import AGENTS, HoarderAgent, RandomAgent, ValueAgent, make_agent
-from agents.card_values import Assessment, assignment_patterns, cheapest_cover, church_options
+from agents.card_values import Assessment, assignment_patterns, church_options
 from biblios_env.actions import (
     AUCTION,
     BID_BASE,
@@ -160,16 +160,6 @@ def test_hoarder_parameters_are_not_value_parameters():
 
 
 # ---------------------------------------------------------------------- helpers
-def test_cheapest_cover_avoids_overpaying():
-    assert cheapest_cover([GOLD_2, GOLD_3], 2) == [GOLD_2]
-    assert sorted(cheapest_cover([GOLD_1, GOLD_3, GOLD_3B], 4)) == sorted([GOLD_1, GOLD_3])
-    assert cheapest_cover([GOLD_2, 57, GOLD_3], 3) == [GOLD_3]  # one card rather than two for the same coins
-    assert sorted(cheapest_cover([GOLD_3, GOLD_3B], 5)) == [GOLD_3, GOLD_3B]
-    assert cheapest_cover([GOLD_1], 0) == []
-    with pytest.raises(ValueError, match="cannot cover"):
-        cheapest_cover([GOLD_1], 2)
-
-
 def test_assignment_patterns_respect_quotas():
     patterns = assignment_patterns((1, 1, 2))
     assert len(patterns) == 12
