@@ -191,7 +191,7 @@ class NumpyNetwork:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(path.name + ".tmp.npz")
-        np.savez_compressed(temporary, meta=np.array(json.dumps(meta)), **arrays)
+        np.savez_compressed(temporary, allow_pickle=False, meta=np.array(json.dumps(meta)), **arrays)
         os.replace(temporary, path)
         return path
 
