@@ -7,6 +7,8 @@ clone millions of times, so no ``deepcopy`` and no per-card objects.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from biblios_env.cards import DIE_START, NUM_CARDS, NUM_CATEGORIES
@@ -303,7 +305,7 @@ class State:
         return (seat + 1) % self.num_players
 
 
-def indicator_row(cards: list[int]) -> bytearray:
+def indicator_row(cards: Iterable[int]) -> bytearray:
     """87 bytes, 1 at each card id in ``cards``."""
     row = bytearray(NUM_CARDS)
     for card in cards:
