@@ -81,9 +81,7 @@ def _build() -> tuple[tuple[int, ...], ...]:
             category.append(-1)
             value.append(0)
             letter.append(-1)
-            church.append(
-                {78: 0, 79: 0, 80: 1, 81: 1, 82: 2, 83: 2, 84: 3, 85: 3, 86: 4}[card]
-            )
+            church.append({78: 0, 79: 0, 80: 1, 81: 1, 82: 2, 83: 2, 84: 3, 85: 3, 86: 4}[card])
     return tuple(kind), tuple(category), tuple(value), tuple(letter), tuple(church)
 
 

@@ -222,7 +222,7 @@ class Game:
 
     def _illegal_message(self, action: object, legal: list[int]) -> str:
         try:
-            what = f"action {action!r} ({describe(action)})"  # type: ignore[arg-type]
+            what = f"action {action!r} ({describe(check_action(action))})"
         except ValueError as error:
             what = f"{error}; action {action!r}"
         if self.is_over:

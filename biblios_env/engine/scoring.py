@@ -66,7 +66,7 @@ def rewards(reward: str, vp: Sequence[int], winners: Sequence[int]) -> list[floa
     """
     n = len(vp)
     if reward == "vp":
-        return [float(vp[seat] - max(vp[:seat] + vp[seat + 1 :])) for seat in range(n)]
+        return [float(vp[seat] - max([*vp[:seat], *vp[seat + 1 :]])) for seat in range(n)]
     if reward != "win":
         raise ValueError(f"reward must be one of {', '.join(map(repr, REWARDS))}, got {reward!r}")
     if len(winners) == n:

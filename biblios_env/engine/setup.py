@@ -6,6 +6,7 @@ scenarios can be reproduced exactly while still being a deal that setup could pr
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Final
 
@@ -38,7 +39,7 @@ def check_num_players(num_players: object) -> int:
     is_int = isinstance(num_players, int | np.integer) and not isinstance(num_players, bool)
     if not is_int or num_players not in PLAYER_COUNTS:
         raise ValueError(f"num_players must be 2, 3 or 4, got {num_players!r}")
-    return int(num_players)  # type: ignore[call-overload]
+    return int(num_players)
 
 
 def check_seat(seat: object, num_players: int, what: str = "seat") -> int:
@@ -77,9 +78,9 @@ def check_deck(deck: object, num_players: int) -> tuple[list[int], list[int]]:
     expected = DECK_SIZE[num_players]
     if len(cards) != expected:
         raise ValueError(f"deck for {num_players} players must hold {expected} cards, got {len(cards)}")
-    seen: set[int] = set()
-    duplicates = sorted({card for card in cards if card in seen or seen.add(card)})  # type: ignore[func-returns-value]
-    if duplicates:
+    seen = set(cards)
+    if len(seen) < len(cards):
+        duplicates = sorted(card for card, count in Counter(cards).items() if count > 1)
         raise ValueError(f"deck holds duplicate card ids: {duplicates}")
     removed = sorted(set(range(NUM_CARDS)) - seen)
     per_value = GOLD_REMOVED_PER_VALUE[num_players]

@@ -7,7 +7,8 @@ clone millions of times, so no ``deepcopy`` and no per-card objects.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -149,7 +150,7 @@ class State:
     #: receiver, card or -1 unless the seat gave or received it)``, in order.
     penalty_views: list[list[tuple[int, int, int]]]
     _rng: np.random.Generator | None
-    _rng_state: dict | None
+    _rng_state: Mapping[str, Any] | None
     chance: list[tuple[str, list[int]]]
     vp: list[int]
     winners: list[int]
@@ -294,7 +295,9 @@ class State:
         """The game's single generator; every chance event draws from it (STYLE principle 4)."""
         rng = self._rng
         if rng is None:
-            state: dict = self._rng_state  # type: ignore[assignment]  # never None while _rng is
+            state = self._rng_state
+            if state is None:
+                raise RuntimeError("this State has neither a generator nor a frozen generator state")
             rng = np.random.Generator(getattr(np.random, state["bit_generator"])(0))
             rng.bit_generator.state = state
             self._rng, self._rng_state = rng, None
