@@ -19,12 +19,15 @@ import numpy as np
 
 from biblios_env.actions import MAX_BID
 from biblios_env.cards import CARD_VALUE, DIE_MAX, IS_GOLD, NUM_CARDS, NUM_CATEGORIES
+from biblios_env.engine.setup import DECK_SIZE, GIFT_TURNS, PLAYER_COUNTS
 from biblios_env.engine.state import NO_CARD, NO_SEAT, Decision, Phase, State, indicator_row
 from biblios_env.engine.views import PlayerView
 from biblios_env.engine.visibility import seat_secrets
 
-MAX_PLAYERS: Final = 4
+MAX_PLAYERS: Final = max(PLAYER_COUNTS)
 NUM_OPPONENT_SLOTS: Final = MAX_PLAYERS - 1
+#: Hand sizes are divided by this; a hand can outgrow it through penalties.
+HAND_SIZE_SCALE: Final = 20
 
 
 class Piece(NamedTuple):
@@ -55,7 +58,7 @@ PIECES: Final[tuple[Piece, ...]] = (
         "seen leaving it",
     ),
     # One-hot and flag pieces.
-    Piece("num_players", 3, "one-hot: 2, 3 or 4 players"),
+    Piece("num_players", len(PLAYER_COUNTS), "one-hot: 2, 3 or 4 players"),
     Piece("phase", len(Phase), "one-hot: gift, auction, end"),
     Piece("decision", len(Decision), "one-hot: place, take, church, bid, pay, none"),
     Piece("dice", NUM_CATEGORIES * DIE_MAX, "one-hot per category (Scriptorium order) of its die, 1..6"),
@@ -74,8 +77,15 @@ PIECES: Final[tuple[Piece, ...]] = (
     Piece(
         "payment_progress", 2, "the observer's own payment so far: cards picked / 66 and coins picked / 66", 1 / MAX_BID
     ),
-    Piece("hand_sizes", MAX_PLAYERS, "per relative seat: cards in hand / 20", 1 / 20),
-    Piece("pile_sizes", 3, "draw pile / 80, auction pile / 20, common area / 3", (1 / 80, 1 / 20, 1 / 3)),
+    Piece("hand_sizes", MAX_PLAYERS, "per relative seat: cards in hand / 20", 1 / HAND_SIZE_SCALE),
+    # Divided by their largest sizes: the 4-player draw pile, the 2-player auction pile (one card
+    # per gift turn), a common area of N-1 cards.
+    Piece(
+        "pile_sizes",
+        3,
+        "draw pile / 80, auction pile / 20, common area / 3",
+        (1 / max(DECK_SIZE.values()), 1 / max(GIFT_TURNS.values()), 1 / (MAX_PLAYERS - 1)),
+    ),
 )
 
 
@@ -91,12 +101,14 @@ def _offsets() -> dict[str, slice]:
 SLICES: Final[dict[str, slice]] = _offsets()
 OBSERVATION_SIZE: Final = sum(piece.size for piece in PIECES)
 
-_O = {name: s.start for name, s in SLICES.items()}
-_NUM_PLAYERS, _PHASE, _DECISION, _DICE = _O["num_players"], _O["phase"], _O["decision"], _O["dice"]
-_HIGH_BIDDER, _PASSED, _EXCLUDED = _O["high_bidder"], _O["passed"], _O["excluded"]
-_ACTIVE, _CURRENT, _FIRST, _PRESENT = _O["active_player"], _O["current_player"], _O["first_player"], _O["seats_present"]
-_SCALARS: Final = _O["dice_value"]  # every piece before this one holds only 0s and 1s
-_CARD_BLOCK_END: Final = _O["num_players"]  # the card-set rows end where the flags begin
+#: Where each piece starts in the observation.
+_START = {name: s.start for name, s in SLICES.items()}
+_NUM_PLAYERS, _PHASE, _DECISION, _DICE = _START["num_players"], _START["phase"], _START["decision"], _START["dice"]
+_HIGH_BIDDER, _PASSED, _EXCLUDED = _START["high_bidder"], _START["passed"], _START["excluded"]
+_ACTIVE, _CURRENT = _START["active_player"], _START["current_player"]
+_FIRST, _PRESENT = _START["first_player"], _START["seats_present"]
+_SCALARS: Final = _START["dice_value"]  # every piece before this one holds only 0s and 1s
+_CARD_BLOCK_END: Final = _START["num_players"]  # the card-set rows end where the flags begin
 _ZERO_FLAGS: Final = bytes(_SCALARS - _CARD_BLOCK_END)
 #: ``_CARD_ROW[card]``: the one-hot row of a single card; ``_CARD_ROW[NO_CARD]`` (index -1) is all zeros.
 _CARD_ROW: Final = (
@@ -104,7 +116,7 @@ _CARD_ROW: Final = (
     bytes(NUM_CARDS),
 )
 _NO_CARDS_ROW: Final = _CARD_ROW[NO_CARD]
-_OPPONENT_PADDING: Final = {n: bytes(NUM_CARDS * (MAX_PLAYERS - n)) for n in (2, 3, 4)}
+_OPPONENT_PADDING: Final = {n: bytes(NUM_CARDS * (MAX_PLAYERS - n)) for n in PLAYER_COUNTS}
 
 
 def _scale_vector() -> np.ndarray:
@@ -128,8 +140,8 @@ def observation_counts(observations: np.ndarray) -> np.ndarray:
     return np.rint(np.asarray(observations, np.float32) / _SCALE).astype(np.uint8)
 
 
-_PRESENT_BYTES: Final = {n: b"\x01" * n for n in (2, 3, 4)}
-_SIZE_PADDING: Final = {n: bytes(MAX_PLAYERS - n) for n in (2, 3, 4)}
+_PRESENT_BYTES: Final = {n: b"\x01" * n for n in PLAYER_COUNTS}
+_SIZE_PADDING: Final = {n: bytes(MAX_PLAYERS - n) for n in PLAYER_COUNTS}
 _GOLD_COINS: Final = tuple(CARD_VALUE[card] if IS_GOLD[card] else 0 for card in range(NUM_CARDS))
 _DICE_SIZE: Final = NUM_CATEGORIES * DIE_MAX
 

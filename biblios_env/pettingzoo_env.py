@@ -71,21 +71,22 @@ from biblios_env.engine.scoring import REWARDS, rewards
 from biblios_env.engine.setup import check_num_players, check_seat
 from biblios_env.engine.views import PlayerView, player_view
 from biblios_env.layout import ENV_NAME, LAYOUT_FINGERPRINT
-from biblios_env.observations import MAX_PLAYERS, OBSERVATION_SIZE, SLICES, encode_state
+from biblios_env.observations import HAND_SIZE_SCALE, MAX_PLAYERS, OBSERVATION_SIZE, SLICES, encode_state
 from biblios_env.text import FULL_TABLE, Viewer, game_text
 
 RESET_OPTIONS: Final = ("deck", "auction_order", "first_player")
 #: ``render_view`` for "whoever is to act" (the default; seat 0 once the game is over).
 CURRENT_SEAT: Final = "current"
-#: Extra pieces of :meth:`raw_env.state` after seat 0's observation: every hand
-#: (seats 0..3, padded), then the draw pile, the auction pile and the removed cards.
-_ONES: Final = b"\x01" * NUM_ACTIONS
+#: The length of :meth:`raw_env.state`: seat 0's observation, then 87-wide card indicators of
+#: every hand (seats 0..3, padded), the draw pile, the auction pile and the removed cards.
 STATE_SIZE: Final = OBSERVATION_SIZE + (MAX_PLAYERS + 3) * NUM_CARDS
+#: A run of ones to copy into the action mask (a consecutive range of legal bids).
+_ONES: Final = b"\x01" * NUM_ACTIONS
 
 
 def _observation_high() -> np.ndarray:
     high = np.ones(OBSERVATION_SIZE, dtype=np.float32)
-    high[SLICES["hand_sizes"]] = NUM_CARDS / 20  # a hand can outgrow 20 cards through penalties
+    high[SLICES["hand_sizes"]] = NUM_CARDS / HAND_SIZE_SCALE  # a hand can outgrow the scale through penalties
     return high
 
 

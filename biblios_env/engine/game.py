@@ -234,7 +234,7 @@ class Game:
 
     @staticmethod
     def _legal_text(legal: list[int]) -> str:
-        shown = ", ".join(f"{a} {describe(a)}" for a in legal[:6])
+        shown = ", ".join(f"{action} {describe(action)}" for action in legal[:6])
         return shown + (f", ... ({len(legal) - 6} more)" if len(legal) > 6 else "") if legal else "none"
 
     def clone(self, rng: np.random.Generator | None = None) -> Game:

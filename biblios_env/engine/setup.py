@@ -12,7 +12,7 @@ from typing import Final
 
 import numpy as np
 
-from biblios_env.cards import GOLD_IDS_BY_VALUE, NUM_CARDS
+from biblios_env.cards import GOLD_IDS_BY_VALUE, GOLD_VALUES, NUM_CARDS
 from biblios_env.engine.state import State
 
 PLAYER_COUNTS: Final = (2, 3, 4)
@@ -21,7 +21,9 @@ GOLD_REMOVED_PER_VALUE: Final = {2: 2, 3: 1, 4: 0}
 #: Further random cards removed (RULES §2.2).
 RANDOM_REMOVALS: Final = {2: 21, 3: 12, 4: 7}
 #: Cards left in the draw pile after removal: 60, 72 and 80.
-DECK_SIZE: Final = {n: NUM_CARDS - 3 * GOLD_REMOVED_PER_VALUE[n] - RANDOM_REMOVALS[n] for n in PLAYER_COUNTS}
+DECK_SIZE: Final = {
+    n: NUM_CARDS - len(GOLD_VALUES) * GOLD_REMOVED_PER_VALUE[n] - RANDOM_REMOVALS[n] for n in PLAYER_COUNTS
+}
 #: Gift turns in a game: each turn draws N + 1 cards until the draw pile is empty (RULES §3),
 #: 20, 18 and 16. Each turn puts exactly one card on the auction pile, so this is also the
 #: number of cards auctioned in the second phase (RULES §5).
@@ -54,7 +56,7 @@ def deal(num_players: int, rng: np.random.Generator) -> tuple[list[int], list[in
     removed: list[int] = []
     per_value = GOLD_REMOVED_PER_VALUE[num_players]
     if per_value:
-        for value in (1, 2, 3):
+        for value in GOLD_VALUES:
             ids = GOLD_IDS_BY_VALUE[value]
             removed.extend(ids[int(i)] for i in rng.choice(len(ids), size=per_value, replace=False))
     removed_set = set(removed)

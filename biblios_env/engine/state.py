@@ -353,6 +353,21 @@ def enter_hand_publicly(state: State, seat: int, card: int) -> None:
     state.public_hand_rows[seat][card] = 1
 
 
+def discard_face_up(state: State, card: int) -> None:
+    """``card`` is discarded in view of the table (an unsold card, a resolved church card, a
+    face-up payment): it joins the discard pile and the public discard (RULES §7)."""
+    state.discard.append(card)
+    state.public_discard.append(card)
+    state.public_discard_row[card] = 1
+
+
+def discard_face_down(state: State, seat: int, card: int) -> None:
+    """``seat``'s ``card`` is discarded unseen (a face-down payment, a blind discard): it joins
+    the discard pile and the seat's own face-down discards, which only that seat knows (RULES §7)."""
+    state.discard.append(card)
+    state.private_discard[seat].append(card)
+
+
 def record_penalty_move(state: State, giver: int, receiver: int, card: int) -> None:
     """Record one card moved by a standard penalty as every seat sees it (RULES §7: how many
     cards moved is public, which card only the two players involved know)."""
@@ -373,6 +388,8 @@ __all__ = [
     "Resume",
     "State",
     "add_card",
+    "discard_face_down",
+    "discard_face_up",
     "enter_hand_publicly",
     "indicator_row",
     "move_card",
