@@ -8,6 +8,7 @@ from the full state with explicit relative-seat arithmetic (RULES §7: what a se
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -584,3 +585,23 @@ def test_env_observations_are_the_encoded_views_and_within_bounds(num_players: i
             env.step(None)
         else:
             env.step(int(rng.choice(np.flatnonzero(env.observe(agent)["action_mask"]))))
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_a_view_without_indicator_rows_encodes_like_one_with_them(num_players: int) -> None:
+    """A hand-made view (a test's, a tool's) carries no indicator rows; ``encode`` builds them
+    from its card lists, and must give the vector the engine's rows give."""
+    checked = 0
+    game = Game(num_players, seed=5, penalty="bluffs")
+    rng = np.random.default_rng(5)
+    while not game.is_over:
+        for seat in range(num_players):
+            view = player_view(game.state, seat)
+            bare = dataclasses.replace(
+                view, hand_row=None, common_row=None, own_auction_row=None, public_discard_row=None, opponent_rows=None
+            )
+            np.testing.assert_array_equal(encode(bare), encode(view), err_msg=f"decision {len(game.history)}")
+            checked += 1
+        legal = game.legal_actions()
+        game.apply(legal[int(rng.integers(len(legal)))])
+    assert checked > 100
