@@ -10,7 +10,7 @@ other seat has taken, when the dispatcher starts the next turn or the auctions.
 
 from __future__ import annotations
 
-from biblios_env.actions import AUCTION, KEEP
+from biblios_env.actions import AUCTION, COMMON, KEEP
 from biblios_env.cards import IS_CHURCH
 from biblios_env.engine import church
 from biblios_env.engine.state import NO_CARD, Decision, Resume, State, add_card, enter_hand_publicly, remove_card
@@ -54,7 +54,7 @@ def place(state: State, slot: int) -> None:
 
 def continue_placing(state: State) -> None:
     """Draw the next card, or once all N+1 are placed, add the kept card to hand and let others take."""
-    if any(state.quota):
+    if state.quota[KEEP] or state.quota[AUCTION] or state.quota[COMMON]:
         _draw(state)
         return
     if state.kept_card != NO_CARD:
