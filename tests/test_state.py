@@ -108,7 +108,7 @@ def test_the_card_helpers_change_a_list_and_its_row_together() -> None:
 def test_the_discard_helpers_record_who_saw_the_card() -> None:
     state = State(3, np.random.default_rng(0))
     discard_face_up(state, 80)
-    discard_face_down(state, 2, 46)
+    discard_face_down(state, 2, [46])
     assert state.discard == [80, 46]
     assert state.public_discard == [80] and state.private_discard == [[], [], [46]]
     check_rows(state)

@@ -227,8 +227,7 @@ def pay(state: State, card: int) -> bool:
                 if row[paid]:
                     remove_card(public, row, paid)
     else:  # the others learn how many cards, not which (RULES §5, §7)
-        for paid in state.payment:
-            discard_face_down(state, seat, paid)
+        discard_face_down(state, seat, state.payment)
         state.public_at_last_loss[seat] = tuple(state.public_hands[seat])
     state.payment = []
     state.payment_value = 0
@@ -257,7 +256,7 @@ def refuse(state: State) -> bool:
         # "Medieval bluffs": the left neighbour blindly picks one card to discard.
         if hand:
             card = pop_card(hand, hand_row, int(rng.random() * len(hand)))
-            discard_face_down(state, seat, card)
+            discard_face_down(state, seat, (card,))
             moved.append(card)
             state.public_at_last_loss[seat] = tuple(state.public_hands[seat])
     else:

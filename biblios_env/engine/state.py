@@ -361,11 +361,12 @@ def discard_face_up(state: State, card: int) -> None:
     state.public_discard_row[card] = 1
 
 
-def discard_face_down(state: State, seat: int, card: int) -> None:
-    """``seat``'s ``card`` is discarded unseen (a face-down payment, a blind discard): it joins
-    the discard pile and the seat's own face-down discards, which only that seat knows (RULES §7)."""
-    state.discard.append(card)
-    state.private_discard[seat].append(card)
+def discard_face_down(state: State, seat: int, cards: Iterable[int]) -> None:
+    """``seat``'s ``cards`` are discarded unseen (a face-down payment, a blind discard): they
+    join the discard pile and the seat's own face-down discards, which only that seat knows
+    (RULES §7). A whole payment goes in one call, as cheap as the two ``extend`` calls."""
+    state.discard.extend(cards)
+    state.private_discard[seat].extend(cards)
 
 
 def record_penalty_move(state: State, giver: int, receiver: int, card: int) -> None:
