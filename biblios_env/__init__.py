@@ -25,7 +25,7 @@ __version__ = "0.1.0"
 
 #: The package's public names and the module each comes from.
 _HOMES = {
-    "ENV_ID": "biblios_env.layout",
+    "ENV_ID": "biblios_env.version",
     "LAYOUT_FINGERPRINT": "biblios_env.layout",
     "Game": "biblios_env.engine",
     "IllegalActionError": "biblios_env.engine",
@@ -52,7 +52,7 @@ def __dir__() -> list[str]:
 
 def _register(pettingzoo: ModuleType) -> None:
     """Register with PettingZoo's registry (PettingZoo >= 1.27) so ``pettingzoo.make`` finds us."""
-    from biblios_env.layout import ENV_ID
+    from biblios_env.version import ENV_ID
 
     registry = getattr(pettingzoo, "aec_registry", None)
     if registry is not None and ENV_ID not in registry:

@@ -45,10 +45,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f">>> {agent}: {describe(action)}\n")
         environment.step(action)
     print(environment.render())
-    state = environment.game.state  # type: ignore[union-attr]
-    print(f"Category winners (Monks..Forbidden Tomes, -1 = nobody): {state.category_winners}")
+    game = environment.game
+    assert game is not None  # reset() made it and only close() removes it
+    print(f"Category winners (Monks..Forbidden Tomes, -1 = nobody): {game.state.category_winners}")
     if args.save_log:
-        save_log(environment.game, args.save_log)  # type: ignore[arg-type]
+        save_log(game, args.save_log)
         print(f"Game log saved to {args.save_log}")
     return 0
 

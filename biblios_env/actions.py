@@ -137,8 +137,10 @@ def _church_moves(effect: ChurchEffect) -> tuple[tuple[int, DieChanges], ...]:
 #: ``CHURCH_MOVES[effect]``: every church action that can resolve a card with that effect,
 #: ascending, with its die changes, whatever the dice show (RULES §4; the engine keeps the
 #: ones that leave every die within 1..6).
-CHURCH_MOVES: Final = {effect: _church_moves(effect) for effect in ChurchEffect}
-_CHURCH_CHANGES: Final = {
+CHURCH_MOVES: Final[dict[int, tuple[tuple[int, DieChanges], ...]]] = {
+    effect: _church_moves(effect) for effect in ChurchEffect
+}
+_CHURCH_CHANGES: Final[dict[tuple[int, int], DieChanges]] = {
     (effect, action): changes for effect, moves in CHURCH_MOVES.items() for action, changes in moves
 }
 

@@ -1,4 +1,4 @@
-"""The card table of RULES.md §1: 87 cards with canonical ids 0..86, built once at import.
+"""The card table of RULES §1: 87 cards with canonical ids 0..86, built once at import.
 
 Cards are plain ints everywhere in the package; this module turns an id into its
 facts (kind, category, value, tie-break letter, church effect) through tuples indexed
@@ -43,10 +43,18 @@ DIE_START: Final = 3
 _HIGH_VALUES: Final = (2, 2, 2, 2, 3, 3, 3, 4, 4)  # Monks, Pigments: total 25
 _LOW_VALUES: Final = (1, 1, 1, 1, 1, 1, 1, 2, 2)  # Holy Books, Manuscripts, Forbidden Tomes: total 11
 
-GOLD_FIRST: Final = 45
-GOLD_IDS_BY_VALUE: Final = {1: tuple(range(45, 56)), 2: tuple(range(56, 67)), 3: tuple(range(67, 78))}
-CHURCH_IDS: Final = tuple(range(78, 87))
-CATEGORY_IDS: Final = tuple(range(0, 45))
+# Card ids: the 45 category cards (category by category, letters in order), then the gold
+# cards by value (11 of each of 1, 2 and 3 coins), then the 9 church cards (RULES §1).
+GOLD_FIRST: Final = NUM_CATEGORIES * CARDS_PER_CATEGORY  # 45
+GOLD_CARDS_PER_VALUE: Final = 11
+GOLD_VALUES: Final = (1, 2, 3)
+CHURCH_FIRST: Final = GOLD_FIRST + len(GOLD_VALUES) * GOLD_CARDS_PER_VALUE  # 78
+GOLD_IDS_BY_VALUE: Final = {
+    value: tuple(range(GOLD_FIRST + index * GOLD_CARDS_PER_VALUE, GOLD_FIRST + (index + 1) * GOLD_CARDS_PER_VALUE))
+    for index, value in enumerate(GOLD_VALUES)
+}
+CHURCH_IDS: Final = tuple(range(CHURCH_FIRST, NUM_CARDS))
+CATEGORY_IDS: Final = tuple(range(GOLD_FIRST))
 TOTAL_GOLD: Final = sum(value * len(ids) for value, ids in GOLD_IDS_BY_VALUE.items())  # 66
 
 
@@ -60,20 +68,34 @@ class ChurchEffect(IntEnum):
     ONE_EITHER = 4  # +1 or -1 to one die, owner's choice
 
 
+#: The church cards' effects in id order (RULES §1, §4): two of each, one "+1 or -1".
+_CHURCH_EFFECTS: Final = (
+    ChurchEffect.ONE_UP,
+    ChurchEffect.ONE_UP,
+    ChurchEffect.ONE_DOWN,
+    ChurchEffect.ONE_DOWN,
+    ChurchEffect.TWO_UP,
+    ChurchEffect.TWO_UP,
+    ChurchEffect.TWO_DOWN,
+    ChurchEffect.TWO_DOWN,
+    ChurchEffect.ONE_EITHER,
+)
+
+
 def _build() -> tuple[tuple[int, ...], ...]:
     kind, category, value, letter, church = [], [], [], [], []
     for card in range(NUM_CARDS):
-        if card < 45:
-            cat, k = divmod(card, CARDS_PER_CATEGORY)
+        if card < GOLD_FIRST:
+            category_index, letter_index = divmod(card, CARDS_PER_CATEGORY)
             kind.append(Kind.CATEGORY)
-            category.append(cat)
-            value.append((_HIGH_VALUES if cat <= Category.PIGMENTS else _LOW_VALUES)[k])
-            letter.append(k)
+            category.append(category_index)
+            value.append((_HIGH_VALUES if category_index <= Category.PIGMENTS else _LOW_VALUES)[letter_index])
+            letter.append(letter_index)
             church.append(-1)
-        elif card < 78:
+        elif card < CHURCH_FIRST:
             kind.append(Kind.GOLD)
             category.append(-1)
-            value.append(1 + (card - GOLD_FIRST) // 11)
+            value.append(GOLD_VALUES[(card - GOLD_FIRST) // GOLD_CARDS_PER_VALUE])
             letter.append(-1)
             church.append(-1)
         else:
@@ -81,9 +103,7 @@ def _build() -> tuple[tuple[int, ...], ...]:
             category.append(-1)
             value.append(0)
             letter.append(-1)
-            church.append(
-                {78: 0, 79: 0, 80: 1, 81: 1, 82: 2, 83: 2, 84: 3, 85: 3, 86: 4}[card]
-            )
+            church.append(int(_CHURCH_EFFECTS[card - CHURCH_FIRST]))
     return tuple(kind), tuple(category), tuple(value), tuple(letter), tuple(church)
 
 
@@ -100,8 +120,8 @@ CARD_LETTER: Final[tuple[int, ...]] = _LETTER
 #: ``CARD_CHURCH[card]``: a :class:`ChurchEffect` value for church cards, -1 otherwise.
 CARD_CHURCH: Final[tuple[int, ...]] = _CHURCH
 #: ``IS_GOLD[card]`` / ``IS_CHURCH[card]``: fast membership flags for the hot loop.
-IS_GOLD: Final[tuple[bool, ...]] = tuple(k == Kind.GOLD for k in _KIND)
-IS_CHURCH: Final[tuple[bool, ...]] = tuple(k == Kind.CHURCH for k in _KIND)
+IS_GOLD: Final[tuple[bool, ...]] = tuple(kind == Kind.GOLD for kind in _KIND)
+IS_CHURCH: Final[tuple[bool, ...]] = tuple(kind == Kind.CHURCH for kind in _KIND)
 
 _CHURCH_TEXT: Final = ("+1 to one die", "-1 to one die", "+1 to two dice", "-1 to two dice", "+1 or -1 to one die")
 
@@ -126,4 +146,4 @@ def check_card(card: object) -> int:
 
 def gold_value(cards: Iterable[int]) -> int:
     """Total coins of the gold cards among ``cards`` (used for payments and the gold tie-break)."""
-    return sum(_VALUE[c] for c in cards if IS_GOLD[c])
+    return sum(_VALUE[card] for card in cards if IS_GOLD[card])

@@ -76,7 +76,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 import gymnasium
 import numpy as np
@@ -133,15 +133,16 @@ def check_learner_action(action: object) -> int:
 
 def _player_counts(num_players: object) -> tuple[int, ...]:
     """The constructor's ``num_players``, a count or a non-empty sequence of counts, as a tuple."""
-    is_sequence = isinstance(num_players, Sequence) and not isinstance(num_players, str)
-    counts = tuple(num_players) if is_sequence else (num_players,)  # type: ignore[arg-type]
+    counts: tuple[object, ...] = (num_players,)
+    if isinstance(num_players, Sequence) and not isinstance(num_players, str):
+        counts = tuple(num_players)
     if not counts:
         raise ValueError("num_players must be a count or a non-empty sequence of counts")
     return tuple(check_num_players(count) for count in counts)
 
 
 def _is_seat_number(value: object) -> bool:
-    return not isinstance(value, bool) and isinstance(value, int | np.integer) and value >= 0
+    return not isinstance(value, bool) and isinstance(value, int | np.integer) and bool(value >= 0)
 
 
 class UniformRandomOpponent:
@@ -195,7 +196,7 @@ class OpponentPool:
         return [self.factories[int(index)]() for index in picks]
 
 
-def _is_agent(value: object) -> bool:
+def _is_agent(value: object) -> TypeGuard[Agent]:
     return not isinstance(value, type) and isinstance(value, Agent)
 
 
@@ -252,9 +253,11 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.render_view = LEARNER_VIEW if render_view is None else render_view
         self.illegal_action = illegal_action
         self.forfeit_reward = float(forfeit_reward)
-        env_options = {"penalty": penalty, "strict_bids": strict_bids, "reward": reward, "expose_forced": expose_forced}
         #: One PettingZoo env per player count (validates the options now).
-        self.envs: dict[int, raw_env] = {count: raw_env(count, **env_options) for count in self.player_counts}
+        self.envs: dict[int, raw_env] = {
+            count: raw_env(count, penalty=penalty, strict_bids=strict_bids, reward=reward, expose_forced=expose_forced)
+            for count in self.player_counts
+        }
         first = self.envs[self.player_counts[0]]
         self.observation_space = first.observation_space(first.possible_agents[0])["observation"]
         self.action_space = spaces.Discrete(NUM_ACTIONS)
@@ -276,7 +279,7 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         if _is_agent(opponents):
             if max(self.player_counts) > 2:
                 raise ValueError("one opponent agent serves 2 players only; give one agent per other seat")
-            return lambda num_players, rng: [opponents]  # type: ignore[list-item]
+            return lambda num_players, rng: [opponents]
         if isinstance(opponents, Sequence) and not isinstance(opponents, str):
             agents = list(opponents)
             bad = [agent for agent in agents if not _is_agent(agent)]
@@ -290,7 +293,7 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
                 raise ValueError("give a distinct agent object for every opponent seat")
             return lambda num_players, rng: agents[: num_players - 1]
         if callable(opponents):
-            return opponents  # type: ignore[return-value]
+            return opponents
         raise ValueError(
             f"opponents must be None, an agent, a sequence of agents or a callable source, got {opponents!r}"
         )

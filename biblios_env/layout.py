@@ -6,7 +6,8 @@ rule (``CHANGELOG.md``): any change to what an observation contains or means, to
 table, or to the rules a policy plays by bumps :data:`ENV_VERSION`, which renames the
 environments (``biblios_vN``, ``biblios/Biblios-vN``). :data:`LAYOUT_FINGERPRINT` hashes the
 version with the declared observation pieces and the action table, so a policy file records
-it and refuses to load against another layout (:func:`check_layout`).
+it and refuses to load against another layout (:func:`check_layout`). The version and the
+registry names live in :mod:`biblios_env.version` (which imports nothing) and are re-exported here.
 """
 
 from __future__ import annotations
@@ -17,14 +18,7 @@ from typing import Final
 
 from biblios_env import actions
 from biblios_env.observations import OBSERVATION_SIZE, PIECES
-
-ENV_VERSION: Final = 1
-#: PettingZoo's ``metadata["name"]``.
-ENV_NAME: Final = f"biblios_v{ENV_VERSION}"
-#: The PettingZoo registry id (``pettingzoo.make("aec", ENV_ID)``).
-ENV_ID: Final = f"biblios/Biblios-v{ENV_VERSION}"
-#: The Gymnasium registry id of the single-seat wrapper (``gymnasium.make(GYM_ENV_ID)``).
-GYM_ENV_ID: Final = f"biblios/BibliosGym-v{ENV_VERSION}"
+from biblios_env.version import ENV_ID, ENV_NAME, ENV_VERSION, GYM_ENV_ID
 
 
 def _fingerprint() -> str:

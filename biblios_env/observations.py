@@ -12,18 +12,22 @@ compare the two over random games, and the leakage tests run on it).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Final, NamedTuple
 
 import numpy as np
 
 from biblios_env.actions import MAX_BID
 from biblios_env.cards import CARD_VALUE, DIE_MAX, IS_GOLD, NUM_CARDS, NUM_CATEGORIES
+from biblios_env.engine.setup import DECK_SIZE, GIFT_TURNS, PLAYER_COUNTS
 from biblios_env.engine.state import NO_CARD, NO_SEAT, Decision, Phase, State, indicator_row
 from biblios_env.engine.views import PlayerView
 from biblios_env.engine.visibility import seat_secrets
 
-MAX_PLAYERS: Final = 4
+MAX_PLAYERS: Final = max(PLAYER_COUNTS)
 NUM_OPPONENT_SLOTS: Final = MAX_PLAYERS - 1
+#: Hand sizes are divided by this; a hand can outgrow it through penalties.
+HAND_SIZE_SCALE: Final = 20
 
 
 class Piece(NamedTuple):
@@ -54,7 +58,7 @@ PIECES: Final[tuple[Piece, ...]] = (
         "seen leaving it",
     ),
     # One-hot and flag pieces.
-    Piece("num_players", 3, "one-hot: 2, 3 or 4 players"),
+    Piece("num_players", len(PLAYER_COUNTS), "one-hot: 2, 3 or 4 players"),
     Piece("phase", len(Phase), "one-hot: gift, auction, end"),
     Piece("decision", len(Decision), "one-hot: place, take, church, bid, pay, none"),
     Piece("dice", NUM_CATEGORIES * DIE_MAX, "one-hot per category (Scriptorium order) of its die, 1..6"),
@@ -73,8 +77,15 @@ PIECES: Final[tuple[Piece, ...]] = (
     Piece(
         "payment_progress", 2, "the observer's own payment so far: cards picked / 66 and coins picked / 66", 1 / MAX_BID
     ),
-    Piece("hand_sizes", MAX_PLAYERS, "per relative seat: cards in hand / 20", 1 / 20),
-    Piece("pile_sizes", 3, "draw pile / 80, auction pile / 20, common area / 3", (1 / 80, 1 / 20, 1 / 3)),
+    Piece("hand_sizes", MAX_PLAYERS, "per relative seat: cards in hand / 20", 1 / HAND_SIZE_SCALE),
+    # Divided by their largest sizes: the 4-player draw pile, the 2-player auction pile (one card
+    # per gift turn), a common area of N-1 cards.
+    Piece(
+        "pile_sizes",
+        3,
+        "draw pile / 80, auction pile / 20, common area / 3",
+        (1 / max(DECK_SIZE.values()), 1 / max(GIFT_TURNS.values()), 1 / (MAX_PLAYERS - 1)),
+    ),
 )
 
 
@@ -90,19 +101,22 @@ def _offsets() -> dict[str, slice]:
 SLICES: Final[dict[str, slice]] = _offsets()
 OBSERVATION_SIZE: Final = sum(piece.size for piece in PIECES)
 
-_O = {name: s.start for name, s in SLICES.items()}
-_NUM_PLAYERS, _PHASE, _DECISION, _DICE = _O["num_players"], _O["phase"], _O["decision"], _O["dice"]
-_HIGH_BIDDER, _PASSED, _EXCLUDED = _O["high_bidder"], _O["passed"], _O["excluded"]
-_ACTIVE, _CURRENT, _FIRST, _PRESENT = _O["active_player"], _O["current_player"], _O["first_player"], _O["seats_present"]
-_SCALARS: Final = _O["dice_value"]  # every piece before this one holds only 0s and 1s
-_CARD_BLOCK_END: Final = _O["num_players"]  # the card-set rows end where the flags begin
+#: Where each piece starts in the observation.
+_START = {name: s.start for name, s in SLICES.items()}
+_NUM_PLAYERS, _PHASE, _DECISION, _DICE = _START["num_players"], _START["phase"], _START["decision"], _START["dice"]
+_HIGH_BIDDER, _PASSED, _EXCLUDED = _START["high_bidder"], _START["passed"], _START["excluded"]
+_ACTIVE, _CURRENT = _START["active_player"], _START["current_player"]
+_FIRST, _PRESENT = _START["first_player"], _START["seats_present"]
+_SCALARS: Final = _START["dice_value"]  # every piece before this one holds only 0s and 1s
+_CARD_BLOCK_END: Final = _START["num_players"]  # the card-set rows end where the flags begin
 _ZERO_FLAGS: Final = bytes(_SCALARS - _CARD_BLOCK_END)
 #: ``_CARD_ROW[card]``: the one-hot row of a single card; ``_CARD_ROW[NO_CARD]`` (index -1) is all zeros.
 _CARD_ROW: Final = (
     *(bytes(card) + b"\x01" + bytes(NUM_CARDS - card - 1) for card in range(NUM_CARDS)),
     bytes(NUM_CARDS),
 )
-_OPPONENT_PADDING: Final = {n: bytes(NUM_CARDS * (MAX_PLAYERS - n)) for n in (2, 3, 4)}
+_NO_CARDS_ROW: Final = _CARD_ROW[NO_CARD]
+_OPPONENT_PADDING: Final = {n: bytes(NUM_CARDS * (MAX_PLAYERS - n)) for n in PLAYER_COUNTS}
 
 
 def _scale_vector() -> np.ndarray:
@@ -124,8 +138,10 @@ OBSERVATION_SCALE: Final = _SCALE
 def observation_counts(observations: np.ndarray) -> np.ndarray:
     """The integer counts behind observations (``uint8``, 4x smaller than the float32 vectors)."""
     return np.rint(np.asarray(observations, np.float32) / _SCALE).astype(np.uint8)
-_PRESENT_BYTES: Final = {n: b"\x01" * n for n in (2, 3, 4)}
-_SIZE_PADDING: Final = {n: bytes(MAX_PLAYERS - n) for n in (2, 3, 4)}
+
+
+_PRESENT_BYTES: Final = {n: b"\x01" * n for n in PLAYER_COUNTS}
+_SIZE_PADDING: Final = {n: bytes(MAX_PLAYERS - n) for n in PLAYER_COUNTS}
 _GOLD_COINS: Final = tuple(CARD_VALUE[card] if IS_GOLD[card] else 0 for card in range(NUM_CARDS))
 _DICE_SIZE: Final = NUM_CATEGORIES * DIE_MAX
 
@@ -144,8 +160,21 @@ _DICE_ROWS: dict[tuple[int, ...], bytes] = {}
 
 def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
     """Encode a view as a float32 vector of length :data:`OBSERVATION_SIZE` (into ``out`` if given)."""
-    hand_row = view.hand_row
-    if hand_row is None:  # a hand-made view: build the rows from the card lists
+    hand_row, common_row, own_auction_row, discard_row, opponent_rows = (
+        view.hand_row,
+        view.common_row,
+        view.own_auction_row,
+        view.public_discard_row,
+        view.opponent_rows,
+    )
+    if (
+        hand_row is None
+        or common_row is None
+        or own_auction_row is None
+        or discard_row is None
+        or opponent_rows is None
+    ):
+        # A hand-made view has no rows: build them from its card lists.
         hand_row, common_row, own_auction_row, discard_row, opponent_rows = (
             indicator_row(view.hand),
             indicator_row(view.common_area),
@@ -153,43 +182,35 @@ def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
             indicator_row(view.public_discard),
             [indicator_row(cards) for cards in view.opponent_cards],
         )
-    else:
-        common_row, own_auction_row, opponent_rows = view.common_row, view.own_auction_row, view.opponent_rows
-        discard_row = view.public_discard_row
     bidding = view.auction_card != NO_CARD
-    return _pack(
-        view.num_players,
-        view.phase,
-        view.decision,
-        view.current_player,
-        view.active_player,
-        view.first_player,
-        view.dice,
+    own_face_down = view.own_face_down_discard
+    payment_cards = view.payment_cards
+    card_rows = [
         hand_row,
-        view.hand,
-        view.drawn_card,
-        view.kept_card,
-        view.quota,
+        _CARD_ROW[view.drawn_card],
+        _CARD_ROW[view.kept_card],
         common_row,
-        len(view.common_area),
         own_auction_row,
-        view.auction_card,
-        view.church_card,
+        _CARD_ROW[view.auction_card],
+        _CARD_ROW[view.church_card],
+        indicator_row(payment_cards) if bidding and payment_cards else _NO_CARDS_ROW,
+        _with_cards(discard_row, own_face_down) if own_face_down else discard_row,
+        *opponent_rows,
+    ]
+    turn = (view.phase, view.decision, view.current_player, view.active_player, view.first_player, view.dice)
+    counts = (
+        view.hand,
+        view.quota,
         view.high_bid if bidding else 0,
-        view.high_bidder,
-        view.passed,
-        view.excluded,
-        view.payment_cards,
         view.payment_count if bidding else 0,
         view.payment_value if bidding else 0,
-        discard_row,
-        view.own_face_down_discard,
-        opponent_rows,  # type: ignore[arg-type]
         view.hand_sizes,
         view.draw_pile_size,
         view.auction_pile_size,
-        out,
+        len(view.common_area),
     )
+    bidders = (view.high_bidder, view.passed, view.excluded) if bidding else None
+    return _pack(view.num_players, card_rows, turn, bidders, counts, out)
 
 
 def encode_state(state: State, seat: int, out: np.ndarray | None = None) -> np.ndarray:
@@ -206,105 +227,91 @@ def encode_state(state: State, seat: int, out: np.ndarray | None = None) -> np.n
     drawn_card, kept_card, quota, sees_payment, hand_sizes = seat_secrets(state, seat)
     current = state.current_player
     auction_card = state.auction_card
-    high_bidder = state.high_bidder
+    bidding = auction_card != NO_CARD
     payment = state.payment
-    return _pack(
-        n,
+    own_face_down = state.private_discard[seat]
+    public_hand_rows = state.public_hand_rows
+    card_rows = [
+        state.hand_rows[seat],
+        _CARD_ROW[drawn_card],
+        _CARD_ROW[kept_card],
+        state.common_row,
+        state.contribution_rows[seat],
+        _CARD_ROW[auction_card],
+        _CARD_ROW[state.church_card],
+        indicator_row(payment) if sees_payment and payment and bidding else _NO_CARDS_ROW,
+        _with_cards(state.public_discard_row, own_face_down) if own_face_down else state.public_discard_row,
+        *public_hand_rows[seat + 1 :],
+        *public_hand_rows[:seat],
+    ]
+    turn = (
         state.phase,
         state.decision,
         NO_SEAT if current == NO_SEAT else (current - seat) % n,
         (state.active_player - seat) % n,
         (state.first_player - seat) % n,
         state.dice,
-        state.hand_rows[seat],
+    )
+    counts = (
         state.hands[seat],
-        drawn_card,
-        kept_card,
         quota,
-        state.common_row,
-        len(state.common_area),
-        state.contribution_rows[seat],
-        auction_card,
-        state.church_card,
-        state.high_bid if auction_card != NO_CARD else 0,
-        NO_SEAT if high_bidder == NO_SEAT else (high_bidder - seat) % n,
-        state.passed[seat:] + state.passed[:seat],
-        state.excluded[seat:] + state.excluded[:seat],
-        payment if sees_payment else (),
+        state.high_bid if bidding else 0,
         len(payment) if sees_payment else 0,
         state.payment_value if sees_payment else 0,
-        state.public_discard_row,
-        state.private_discard[seat],
-        state.public_hand_rows[seat + 1 :] + state.public_hand_rows[:seat],
         hand_sizes,
         len(state.draw_pile),
         len(state.auction_pile),
-        out,
+        len(state.common_area),
     )
+    bidders: _Bidders = None
+    if bidding:
+        high_bidder = state.high_bidder
+        bidders = (
+            NO_SEAT if high_bidder == NO_SEAT else (high_bidder - seat) % n,
+            state.passed[seat:] + state.passed[:seat],
+            state.excluded[seat:] + state.excluded[:seat],
+        )
+    return _pack(n, card_rows, turn, bidders, counts, out)
+
+
+def _with_cards(row: bytes | bytearray, cards: Iterable[int]) -> bytearray:
+    """A copy of an indicator row with ``cards`` added (the known discard: public plus own face-down)."""
+    row = bytearray(row)
+    for card in cards:
+        row[card] = 1
+    return row
+
+
+#: The parts of one observation, seats already relative to the observer. The card rows: one
+#: 87-byte indicator row per card-set piece in :data:`PIECES` order, the opponents' rows for
+#: the seats in the game only (the padding is added here).
+_CardRows = list[bytes | bytearray]
+#: phase, decision, current player, active player, first player, dice.
+_Turn = tuple[int, int, int, int, int, Sequence[int]]
+#: While a card is under auction: the high bidder and who has passed or is excluded, per
+#: relative seat; ``None`` otherwise (the bidding context exists only then).
+_Bidders = tuple[int, Sequence[bool], Sequence[bool]] | None
+#: The observer's hand (for its coins), quota, high bid, the observer's own payment so far
+#: (cards, coins), hand sizes, and the sizes of the draw pile, auction pile and common area.
+_Counts = tuple[Iterable[int], Sequence[int], int, int, int, Sequence[int], int, int, int]
 
 
 def _pack(
-    n: int,
-    phase: int,
-    decision: int,
-    current: int,
-    active: int,
-    first: int,
-    dice: list[int],
-    hand_row: bytes | bytearray,
-    hand: list[int],
-    drawn_card: int,
-    kept_card: int,
-    quota: list[int] | tuple[int, ...],
-    common_row: bytes | bytearray,
-    common_size: int,
-    own_auction_row: bytes | bytearray,
-    auction_card: int,
-    church_card: int,
-    high_bid: int,
-    high_bidder: int,
-    passed: list[bool],
-    excluded: list[bool],
-    payment_cards: list[int] | tuple[int, ...],
-    payment_count: int,
-    payment_value: int,
-    discard_row: bytes | bytearray,
-    own_face_down_discard: list[int],
-    opponent_rows: list[bytearray],
-    hand_sizes: list[int],
-    draw_pile_size: int,
-    auction_pile_size: int,
-    out: np.ndarray | None,
+    n: int, card_rows: _CardRows, turn: _Turn, bidders: _Bidders, counts: _Counts, out: np.ndarray | None
 ) -> np.ndarray:
-    """Write the observation from its parts (seats already relative to the observer).
+    """Write the observation from its parts: the card-set rows, then the flags, then the counts.
 
     Written for speed (it runs at every environment step, and numpy calls and Python
     loops over cards cost more than copying bytes): the card sets arrive as the engine's
     87-byte indicator rows and are joined, the rest is written as small integers into one
     ``bytearray``, and a single numpy multiplication by the pieces' scales makes the floats.
-    Positional parameters, because both callers pass every part and keywords cost time.
+    The parts are plain tuples and a list (unpacked here): both callers build every part at
+    every step, and named tuples would cost several times more.
     """
-    if own_face_down_discard:
-        discard_row = bytearray(discard_row)
-        for card in own_face_down_discard:
-            discard_row[card] = 1
-    bidding = auction_card != NO_CARD  # the bidding context exists only while a card is under auction
-    bits = bytearray().join(
-        (
-            hand_row,
-            _CARD_ROW[drawn_card],
-            _CARD_ROW[kept_card],
-            common_row,
-            own_auction_row,
-            _CARD_ROW[auction_card],
-            _CARD_ROW[church_card],
-            indicator_row(payment_cards) if bidding and payment_cards else _CARD_ROW[NO_CARD],
-            discard_row,
-            *opponent_rows,
-            _OPPONENT_PADDING[n],
-            _ZERO_FLAGS,
-        )
-    )
+    bits = bytearray().join(card_rows)
+    bits += _OPPONENT_PADDING[n]
+    bits += _ZERO_FLAGS
+    phase, decision, current, active, first, dice = turn
     dice_key = tuple(dice)
     dice_row = _DICE_ROWS.get(dice_key)
     if dice_row is None:
@@ -318,10 +325,14 @@ def _pack(
     bits[_PRESENT : _PRESENT + n] = _PRESENT_BYTES[n]
     if current != NO_SEAT:
         bits[_CURRENT + current] = 1
-    if bidding:
+    if bidders is not None:
+        high_bidder, passed, excluded = bidders
         bits[_HIGH_BIDDER + (MAX_PLAYERS if high_bidder == NO_SEAT else high_bidder)] = 1
         bits[_PASSED : _PASSED + n] = bytes(passed)
         bits[_EXCLUDED : _EXCLUDED + n] = bytes(excluded)
+    hand, quota, high_bid, payment_count, payment_value, hand_sizes, draw_pile_size, auction_pile_size, common_size = (
+        counts
+    )
     gold = 0
     for card in hand:
         gold += _GOLD_COINS[card]

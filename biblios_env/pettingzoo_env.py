@@ -71,21 +71,22 @@ from biblios_env.engine.scoring import REWARDS, rewards
 from biblios_env.engine.setup import check_num_players, check_seat
 from biblios_env.engine.views import PlayerView, player_view
 from biblios_env.layout import ENV_NAME, LAYOUT_FINGERPRINT
-from biblios_env.observations import MAX_PLAYERS, OBSERVATION_SIZE, SLICES, encode_state
+from biblios_env.observations import HAND_SIZE_SCALE, MAX_PLAYERS, OBSERVATION_SIZE, SLICES, encode_state
 from biblios_env.text import FULL_TABLE, Viewer, game_text
 
 RESET_OPTIONS: Final = ("deck", "auction_order", "first_player")
 #: ``render_view`` for "whoever is to act" (the default; seat 0 once the game is over).
 CURRENT_SEAT: Final = "current"
-#: Extra pieces of :meth:`raw_env.state` after seat 0's observation: every hand
-#: (seats 0..3, padded), then the draw pile, the auction pile and the removed cards.
-_ONES: Final = b"\x01" * NUM_ACTIONS
+#: The length of :meth:`raw_env.state`: seat 0's observation, then 87-wide card indicators of
+#: every hand (seats 0..3, padded), the draw pile, the auction pile and the removed cards.
 STATE_SIZE: Final = OBSERVATION_SIZE + (MAX_PLAYERS + 3) * NUM_CARDS
+#: A run of ones to copy into the action mask (a consecutive range of legal bids).
+_ONES: Final = b"\x01" * NUM_ACTIONS
 
 
 def _observation_high() -> np.ndarray:
     high = np.ones(OBSERVATION_SIZE, dtype=np.float32)
-    high[SLICES["hand_sizes"]] = NUM_CARDS / 20  # a hand can outgrow 20 cards through penalties
+    high[SLICES["hand_sizes"]] = NUM_CARDS / HAND_SIZE_SCALE  # a hand can outgrow the scale through penalties
     return high
 
 
@@ -126,9 +127,12 @@ def check_render_view(render_view: object, num_players: int) -> int | str:
         return CURRENT_SEAT  # resolved to a seat at each render()
     if render_view == FULL_TABLE:
         return FULL_TABLE
-    is_seat_number = not isinstance(render_view, bool) and isinstance(render_view, int | np.integer)
-    if is_seat_number and 0 <= render_view < num_players:  # type: ignore[operator]
-        return int(render_view)  # type: ignore[arg-type]
+    if (
+        isinstance(render_view, int | np.integer)
+        and not isinstance(render_view, bool)
+        and 0 <= render_view < num_players
+    ):
+        return int(render_view)
     raise ValueError(
         f"render_view must be None, 'current', 'table' or a seat in 0..{num_players - 1} "
         f"for {num_players} players, got {render_view!r}"
@@ -192,10 +196,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self._seed_source = np.random.default_rng()
         self.game: Game | None = None
 
-    def observation_space(self, agent: str) -> spaces.Space:
+    def observation_space(self, agent: str) -> spaces.Dict:
         return self.observation_spaces[agent]
 
-    def action_space(self, agent: str) -> spaces.Space:
+    def action_space(self, agent: str) -> spaces.Discrete:
         return self.action_spaces[agent]
 
     # ----------------------------------------------------------------- reset
@@ -261,14 +265,14 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         game.apply(action)  # type: ignore[arg-type]  # raises IllegalActionError naming the action and the range
         self._cumulative_rewards[agent] = 0.0
         if game.is_over:
-            self._finish()
+            self._finish(game)
         else:
             self.agent_selection = self.agents[game.current_player]
         if self.render_mode == "human":
             self.render()
 
-    def _finish(self) -> None:
-        state = self.game.state  # type: ignore[union-attr]
+    def _finish(self, game: Game) -> None:
+        state = game.state
         rewards = self.rewards_of(state.vp, state.winners)
         info = {"vp": state.vp[:], "winners": state.winners[:], "category_winners": state.category_winners[:]}
         for seat, agent in enumerate(self.agents):
@@ -295,7 +299,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         out = np.zeros(STATE_SIZE, dtype=np.float32)
         encode_state(state, 0, out[:OBSERVATION_SIZE])
         base = OBSERVATION_SIZE
-        padding = [[]] * (MAX_PLAYERS - state.num_players)
+        padding: list[list[int]] = [[]] * (MAX_PLAYERS - state.num_players)
         for cards in (*state.hands, *padding, state.draw_pile, state.auction_pile, state.removed):
             out[[base + card for card in cards]] = 1.0
             base += NUM_CARDS

@@ -145,7 +145,7 @@ def game_text(game: Game, viewer: Viewer) -> str:
     if viewer == FULL_TABLE:
         text = full_table_text(game.state, legal)
     else:
-        text = table_text(player_view(game.state, viewer), legal)  # type: ignore[arg-type]
+        text = table_text(player_view(game.state, viewer), legal)
     if game.is_over:
         state = game.state
         text += f"\nFinal VP: {state.vp}; winners: {', '.join(f'player_{seat}' for seat in state.winners)}"

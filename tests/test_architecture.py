@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS: Final[tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]] = (
     # The package's __init__ runs before any submodule, so it sits at the bottom; its public
     # names (env, Game, ...) are imported on first use, never at import time.
-    ("tables", ("biblios_env", "biblios_env.cards", "biblios_env.actions"), ("numpy",)),
+    ("tables", ("biblios_env", "biblios_env.version", "biblios_env.cards", "biblios_env.actions"), ("numpy",)),
     ("engine", ("biblios_env.engine", "biblios_env.engine.*"), ("numpy",)),
     (
         "encoding",

@@ -8,6 +8,7 @@ from the full state with explicit relative-seat arithmetic (RULES §7: what a se
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -97,12 +98,28 @@ def test_slices_cover_the_vector_contiguously_in_piece_order() -> None:
 
 
 def test_card_set_pieces_are_87_wide_and_opponents_padded_to_four_players() -> None:
-    for name in ("hand", "drawn_card", "kept_card", "common_area", "own_auction_cards", "auction_card",
-                 "church_card", "payment_cards", "known_discard"):
+    for name in (
+        "hand",
+        "drawn_card",
+        "kept_card",
+        "common_area",
+        "own_auction_cards",
+        "auction_card",
+        "church_card",
+        "payment_cards",
+        "known_discard",
+    ):
         assert SLICES[name].stop - SLICES[name].start == NUM_CARDS, name
     assert SLICES["opponent_cards"].stop - SLICES["opponent_cards"].start == (MAX_PLAYERS - 1) * NUM_CARDS
-    for name in ("passed", "excluded", "active_player", "current_player", "first_player", "seats_present",
-                 "hand_sizes"):
+    for name in (
+        "passed",
+        "excluded",
+        "active_player",
+        "current_player",
+        "first_player",
+        "seats_present",
+        "hand_sizes",
+    ):
         assert SLICES[name].stop - SLICES[name].start == MAX_PLAYERS, name
     assert SLICES["high_bidder"].stop - SLICES["high_bidder"].start == MAX_PLAYERS + 1
     assert SLICES["dice"].stop - SLICES["dice"].start == NUM_CATEGORIES * 6
@@ -164,8 +181,16 @@ def four_player_game() -> Game:
 
 
 #: Seat 0 keeps Monks A, auctions Gold 1, puts the other three in the common area; seats 1, 2, 3 take.
-FIRST_GIFT_TURN = (actions.KEEP, actions.AUCTION, actions.COMMON, actions.COMMON, actions.COMMON,
-                   actions.take(9), actions.take(18), actions.take(27))
+FIRST_GIFT_TURN = (
+    actions.KEEP,
+    actions.AUCTION,
+    actions.COMMON,
+    actions.COMMON,
+    actions.COMMON,
+    actions.take(9),
+    actions.take(18),
+    actions.take(27),
+)
 
 
 def test_start_of_game_pieces_for_the_active_player_and_an_opponent() -> None:
@@ -273,8 +298,15 @@ def test_a_kept_church_card_is_public_and_its_die_change_shows_in_the_dice() -> 
 
 
 #: Forbidden Tomes A: seat 1 bids 2, seat 0 bids 3, seat 1 bids 5, seat 0 passes; seat 1 pays 2 + 2 + 1.
-FIRST_AUCTION = (actions.bid(2), actions.bid(3), actions.bid(5), actions.PASS,
-                 actions.pay(56), actions.pay(57), actions.pay(45))
+FIRST_AUCTION = (
+    actions.bid(2),
+    actions.bid(3),
+    actions.bid(5),
+    actions.PASS,
+    actions.pay(56),
+    actions.pay(57),
+    actions.pay(45),
+)
 #: Gold 2: seat 0 bids 2 (cards), seat 1 passes, seat 0 pays with Monks A and Monks B.
 SECOND_AUCTION = (actions.bid(2), actions.PASS, actions.pay(0), actions.pay(1))
 
@@ -413,16 +445,19 @@ def expected_pieces(state: State, seat: int) -> dict[str, np.ndarray]:
     hand_sizes = [len(h) for h in state.hands]
     if state.payment and not own_payment:
         hand_sizes[state.high_bidder] += len(state.payment)
-    opponents = [indicator(state.public_hands[absolute(r)]) if r < n else np.zeros(NUM_CARDS)
-                 for r in range(1, MAX_PLAYERS)]
+    opponents = [
+        indicator(state.public_hands[absolute(r)]) if r < n else np.zeros(NUM_CARDS) for r in range(1, MAX_PLAYERS)
+    ]
     high_bid = state.high_bid if bidding else 0
     hand = state.hands[seat]
     return {
         "hand": indicator(hand),
-        "drawn_card": indicator([state.drawn_card] if gift and state.current_player == seat
-                                and state.drawn_card != NO_CARD else []),
-        "kept_card": indicator([state.kept_card] if gift and state.active_player == seat
-                               and state.kept_card != NO_CARD else []),
+        "drawn_card": indicator(
+            [state.drawn_card] if gift and state.current_player == seat and state.drawn_card != NO_CARD else []
+        ),
+        "kept_card": indicator(
+            [state.kept_card] if gift and state.active_player == seat and state.kept_card != NO_CARD else []
+        ),
         "common_area": indicator(state.common_area),
         "own_auction_cards": indicator(state.auction_contributions[seat]),
         "auction_card": indicator([card] if auction and card != NO_CARD else []),
@@ -435,7 +470,8 @@ def expected_pieces(state: State, seat: int) -> dict[str, np.ndarray]:
         "decision": one_hot(state.decision, len(Decision)),
         "dice": np.concatenate([one_hot(die - 1, 6) for die in state.dice]),
         "high_bidder": one_hot(MAX_PLAYERS if state.high_bidder == NO_SEAT else relative(state.high_bidder), 5)
-        if bidding else np.zeros(5),
+        if bidding
+        else np.zeros(5),
         "passed": per_relative_seat(state.passed) if bidding else np.zeros(4),
         "excluded": per_relative_seat(state.excluded) if bidding else np.zeros(4),
         "active_player": one_hot(relative(state.active_player), 4),
@@ -446,18 +482,22 @@ def expected_pieces(state: State, seat: int) -> dict[str, np.ndarray]:
         "hand_gold": np.array([sum(CARD_VALUE[c] for c in hand if IS_GOLD[c]) / 66]),
         "quota": np.array([state.quota[0], state.quota[1], state.quota[2] / 3] if gift else [0, 0, 0]),
         "high_bid": np.array([high_bid / 66]),
-        "payment_progress": np.array([len(state.payment) / 66, state.payment_value / 66]
-                                     if own_payment else [0, 0]),
+        "payment_progress": np.array([len(state.payment) / 66, state.payment_value / 66] if own_payment else [0, 0]),
         "hand_sizes": per_relative_seat([size / 20 for size in hand_sizes]),
-        "pile_sizes": np.array([len(state.draw_pile) / 80, len(state.auction_pile) / 20,
-                                len(state.common_area) / 3]),
+        "pile_sizes": np.array([len(state.draw_pile) / 80, len(state.auction_pile) / 20, len(state.common_area) / 3]),
     }
 
 
 @pytest.mark.parametrize(
     ("num_players", "seed", "penalty"),
-    [(2, 11, "standard"), (2, 21, "bluffs"), (3, 12, "standard"), (3, 22, "bluffs"), (4, 13, "standard"),
-     (4, 23, "bluffs")],
+    [
+        (2, 11, "standard"),
+        (2, 21, "bluffs"),
+        (3, 12, "standard"),
+        (3, 22, "bluffs"),
+        (4, 13, "standard"),
+        (4, 23, "bluffs"),
+    ],
 )
 def test_every_piece_matches_the_state_in_random_games(num_players: int, seed: int, penalty: str) -> None:
     game = Game(num_players, seed=seed, penalty=penalty)
@@ -471,9 +511,12 @@ def test_every_piece_matches_the_state_in_random_games(num_players: int, seed: i
                 continue
             for name, piece in decode(observation).items():  # name the first wrong piece
                 np.testing.assert_allclose(
-                    piece, expected[name], rtol=1e-6, atol=1e-7,
+                    piece,
+                    expected[name],
+                    rtol=1e-6,
+                    atol=1e-7,
                     err_msg=f"piece {name!r} for seat {seat} at step {steps} "
-                            f"({Phase(game.state.phase).name}, {Decision(game.state.decision).name})",
+                    f"({Phase(game.state.phase).name}, {Decision(game.state.decision).name})",
                 )
         if game.is_over:
             break
@@ -542,3 +585,23 @@ def test_env_observations_are_the_encoded_views_and_within_bounds(num_players: i
             env.step(None)
         else:
             env.step(int(rng.choice(np.flatnonzero(env.observe(agent)["action_mask"]))))
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_a_view_without_indicator_rows_encodes_like_one_with_them(num_players: int) -> None:
+    """A hand-made view (a test's, a tool's) carries no indicator rows; ``encode`` builds them
+    from its card lists, and must give the vector the engine's rows give."""
+    checked = 0
+    game = Game(num_players, seed=5, penalty="bluffs")
+    rng = np.random.default_rng(5)
+    while not game.is_over:
+        for seat in range(num_players):
+            view = player_view(game.state, seat)
+            bare = dataclasses.replace(
+                view, hand_row=None, common_row=None, own_auction_row=None, public_discard_row=None, opponent_rows=None
+            )
+            np.testing.assert_array_equal(encode(bare), encode(view), err_msg=f"decision {len(game.history)}")
+            checked += 1
+        legal = game.legal_actions()
+        game.apply(legal[int(rng.integers(len(legal)))])
+    assert checked > 100

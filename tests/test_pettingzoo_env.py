@@ -30,8 +30,19 @@ from biblios_env.engine.state import Decision
 from biblios_env.observations import MAX_PLAYERS, OBSERVATION_SIZE
 
 PLAYER_COUNTS = (2, 3, 4)
-SNAPSHOT_KEYS = {"num_players", "phase", "dice", "current_player", "hands", "draw_pile", "auction_pile",
-                 "common_area", "in_play", "discard", "removed"}
+SNAPSHOT_KEYS = {
+    "num_players",
+    "phase",
+    "dice",
+    "current_player",
+    "hands",
+    "draw_pile",
+    "auction_pile",
+    "common_area",
+    "in_play",
+    "discard",
+    "removed",
+}
 SNAPSHOT_CARD_LISTS = ("draw_pile", "auction_pile", "common_area", "in_play", "discard", "removed")
 DECK_SIZE = {2: 60, 3: 72, 4: 80}
 
@@ -39,8 +50,13 @@ DECK_SIZE = {2: 60, 3: 72, 4: 80}
 # ----------------------------------------------------------------- helpers
 
 
-def random_game(env: Any, seed: int, *, on_step: Callable[[Any, str, dict], None] | None = None,
-                options: dict[str, Any] | None = None) -> tuple[dict[str, float], dict[str, dict]]:
+def random_game(
+    env: Any,
+    seed: int,
+    *,
+    on_step: Callable[[Any, str, dict], None] | None = None,
+    options: dict[str, Any] | None = None,
+) -> tuple[dict[str, float], dict[str, dict]]:
     """Play one game with uniformly random legal actions (seeded); return the terminal
     rewards and infos each agent sees through ``last()``."""
     env.reset(seed=seed, options=options)
@@ -140,8 +156,10 @@ def test_seed_test(num_players: int) -> None:
 
 @pytest.mark.parametrize("num_players", PLAYER_COUNTS)
 def test_render_test(num_players: int, capsys: pytest.CaptureFixture[str]) -> None:
-    render_test(functools.partial(biblios_env.env, num_players),
-                custom_tests={"ansi": lambda text: isinstance(text, str) and "Dice" in text})
+    render_test(
+        functools.partial(biblios_env.env, num_players),
+        custom_tests={"ansi": lambda text: isinstance(text, str) and "Dice" in text},
+    )
     assert "Dice" in capsys.readouterr().out  # "human" printed the same table
 
 
@@ -683,13 +701,23 @@ def test_illegal_action_raises_and_leaves_the_env_unchanged(steps_before: int, f
     agent = env.agent_selection
     mask = env.observe(agent)["action_mask"]
     illegal = int(np.flatnonzero(mask == 0)[0])
-    before = (env.unwrapped.snapshot(), list(env.unwrapped.game.history), env.observe(agent)["observation"].copy(),
-              dict(env.rewards), dict(env.terminations))
+    before = (
+        env.unwrapped.snapshot(),
+        list(env.unwrapped.game.history),
+        env.observe(agent)["observation"].copy(),
+        dict(env.rewards),
+        dict(env.terminations),
+    )
     with pytest.raises(IllegalActionError) as error:
         env.step(illegal)
     assert str(illegal) in str(error.value) and describe(illegal) in str(error.value)
-    after = (env.unwrapped.snapshot(), list(env.unwrapped.game.history), env.observe(agent)["observation"],
-             dict(env.rewards), dict(env.terminations))
+    after = (
+        env.unwrapped.snapshot(),
+        list(env.unwrapped.game.history),
+        env.observe(agent)["observation"],
+        dict(env.rewards),
+        dict(env.terminations),
+    )
     assert env.agent_selection == agent
     assert before[0] == after[0] and before[1] == after[1] and before[3:] == after[3:]
     np.testing.assert_array_equal(before[2], after[2])
@@ -742,8 +770,13 @@ def test_env_wrapper_step_before_reset_raises_a_clear_error() -> None:
 
 @pytest.mark.parametrize(
     "call",
-    [lambda env: env.step(0), lambda env: env.observe("player_0"), lambda env: env.render(),
-     lambda env: env.state(), lambda env: env.snapshot()],
+    [
+        lambda env: env.step(0),
+        lambda env: env.observe("player_0"),
+        lambda env: env.render(),
+        lambda env: env.state(),
+        lambda env: env.snapshot(),
+    ],
     ids=["step", "observe", "render", "state", "snapshot"],
 )
 def test_raw_env_before_reset_raises_a_clear_runtime_error(call: Callable[[Any], Any]) -> None:
@@ -789,8 +822,11 @@ def test_render_shows_dice_common_area_auction_and_the_viewers_hand() -> None:
 
 def hand_lines(text: str) -> dict[int, str]:
     """The rendered "Hand of player_N" lines, by seat."""
-    return {int(line.split()[2].removeprefix("player_")): line for line in text.splitlines()
-            if line.startswith("Hand of player_")}
+    return {
+        int(line.split()[2].removeprefix("player_")): line
+        for line in text.splitlines()
+        if line.startswith("Hand of player_")
+    }
 
 
 @pytest.mark.parametrize("num_players", PLAYER_COUNTS)
@@ -825,8 +861,11 @@ def test_render_view_chooses_whose_table_is_rendered(num_players: int) -> None:
             assert all(f"[#{card}]" in payment_line for card in state.payment)
         seen["steps"] += 1
         _, _, terminated, truncated, _ = reference.last()
-        action = None if terminated or truncated else int(
-            rng.choice(np.flatnonzero(reference.observe(reference.agent_selection)["action_mask"])))
+        action = (
+            None
+            if terminated or truncated
+            else int(rng.choice(np.flatnonzero(reference.observe(reference.agent_selection)["action_mask"])))
+        )
         for env in envs.values():
             env.step(action)
     assert seen["steps"] > 50 and seen["pay"] > 0, seen

@@ -11,7 +11,16 @@ import pytest
 
 from biblios_env.actions import AUCTION
 from biblios_env.engine import Game, Phase, State, player_view, sample_state
-from biblios_env.engine.state import add_card, enter_hand_publicly, indicator_row, move_card, pop_card, remove_card
+from biblios_env.engine.state import (
+    add_card,
+    discard_face_down,
+    discard_face_up,
+    enter_hand_publicly,
+    indicator_row,
+    move_card,
+    pop_card,
+    remove_card,
+)
 
 #: Each indicator row and the card list(s) it mirrors.
 ROWS = {
@@ -94,6 +103,21 @@ def test_the_card_helpers_change_a_list_and_its_row_together() -> None:
     enter_hand_publicly(state, 1, 57)
     assert state.hands[1] == state.public_hands[1] == [57]
     check_rows(state)
+
+
+def test_the_discard_helpers_record_who_saw_the_card() -> None:
+    state = State(3, np.random.default_rng(0))
+    discard_face_up(state, 80)
+    discard_face_down(state, 2, [46])
+    assert state.discard == [80, 46]
+    assert state.public_discard == [80] and state.private_discard == [[], [], [46]]
+    check_rows(state)
+
+
+def test_every_discarded_card_is_public_or_one_seats_face_down_discard() -> None:
+    for state in random_states(seed=3, every=11):
+        face_down = [card for cards in state.private_discard for card in cards]
+        assert sorted(state.discard) == sorted(state.public_discard + face_down)
 
 
 @pytest.mark.parametrize("auction_order", ["shuffle", "placed"])

@@ -1,4 +1,4 @@
-"""The worked examples of RULES.md §8 (from the rulebook), each reproduced move by move."""
+"""The worked examples of RULES §8 (from the rulebook), each reproduced move by move."""
 
 from __future__ import annotations
 

@@ -22,6 +22,8 @@ from biblios_env.engine.state import (
     Resume,
     State,
     add_card,
+    discard_face_down,
+    discard_face_up,
     enter_hand_publicly,
     move_card,
     pop_card,
@@ -89,8 +91,7 @@ def _next_bidder(state: State, seat: int) -> int:
 
 def _discard_unsold(state: State) -> bool:
     """Nobody bid: the revealed card is discarded face up (RULES §5.4)."""
-    state.discard.append(state.auction_card)
-    add_card(state.public_discard, state.public_discard_row, state.auction_card)
+    discard_face_up(state, state.auction_card)
     return advance(state)
 
 
@@ -219,16 +220,15 @@ def pay(state: State, card: int) -> bool:
             return True
     if payment_face_up(state.auction_card):
         for paid in state.payment:
-            add_card(state.public_discard, state.public_discard_row, paid)
+            discard_face_up(state, paid)
         # A card may be publicly known in another hand too, if it moved there in a penalty.
         for public, row in zip(state.public_hands, state.public_hand_rows):
             for paid in state.payment:
                 if row[paid]:
                     remove_card(public, row, paid)
     else:  # the others learn how many cards, not which (RULES §5, §7)
-        state.private_discard[seat].extend(state.payment)
+        discard_face_down(state, seat, state.payment)
         state.public_at_last_loss[seat] = tuple(state.public_hands[seat])
-    state.discard.extend(state.payment)
     state.payment = []
     state.payment_value = 0
     won = state.auction_card
@@ -256,8 +256,7 @@ def refuse(state: State) -> bool:
         # "Medieval bluffs": the left neighbour blindly picks one card to discard.
         if hand:
             card = pop_card(hand, hand_row, int(rng.random() * len(hand)))
-            state.discard.append(card)
-            state.private_discard[seat].append(card)
+            discard_face_down(state, seat, (card,))
             moved.append(card)
             state.public_at_last_loss[seat] = tuple(state.public_hands[seat])
     else:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from biblios_env.actions import CHURCH_MOVES, church_changes
 from biblios_env.cards import CARD_CHURCH, DIE_MAX, DIE_MIN
-from biblios_env.engine.state import NO_CARD, NO_SEAT, Decision, State, add_card
+from biblios_env.engine.state import NO_CARD, NO_SEAT, Decision, State, discard_face_up
 
 
 def acquire(state: State, seat: int, card: int, resume: int) -> None:
@@ -45,7 +45,6 @@ def resolve(state: State, action: int) -> None:
     card = state.church_card
     for category, delta in church_changes(action, card):
         state.dice[category] += delta
-    state.discard.append(card)
-    add_card(state.public_discard, state.public_discard_row, card)
+    discard_face_up(state, card)
     state.church_card = NO_CARD
     state.church_owner = NO_SEAT

@@ -18,7 +18,7 @@ from biblios_env.engine.scoring import REWARDS
 from biblios_env.engine.setup import DECK_SIZE, GIFT_TURNS, PLAYER_COUNTS, check_num_players
 
 #: How far each church effect can raise the dice in total (RULES §4).
-_RAISE: Final = {
+_RAISE: Final[dict[int, int]] = {
     ChurchEffect.ONE_UP: 1,
     ChurchEffect.ONE_DOWN: 0,
     ChurchEffect.TWO_UP: 2,

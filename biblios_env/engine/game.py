@@ -222,7 +222,7 @@ class Game:
 
     def _illegal_message(self, action: object, legal: list[int]) -> str:
         try:
-            what = f"action {action!r} ({describe(action)})"  # type: ignore[arg-type]
+            what = f"action {action!r} ({describe(check_action(action))})"
         except ValueError as error:
             what = f"{error}; action {action!r}"
         if self.is_over:
@@ -234,7 +234,7 @@ class Game:
 
     @staticmethod
     def _legal_text(legal: list[int]) -> str:
-        shown = ", ".join(f"{a} {describe(a)}" for a in legal[:6])
+        shown = ", ".join(f"{action} {describe(action)}" for action in legal[:6])
         return shown + (f", ... ({len(legal) - 6} more)" if len(legal) > 6 else "") if legal else "none"
 
     def clone(self, rng: np.random.Generator | None = None) -> Game:

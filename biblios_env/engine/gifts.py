@@ -1,13 +1,16 @@
 """Phase 1, the gift turns (RULES §3): draw N+1 cards one at a time, place each, then others take.
 
-Functions here step a :class:`State` in place. Church cards interrupt a turn (RULES §4):
-``place`` and ``take`` return ``True`` when an acquired church card must be resolved
-first; the dispatcher in ``rules.py`` resumes the turn afterwards.
+Functions here step a :class:`State` in place. A church card kept or taken interrupts the turn
+(RULES §4): :func:`place` and :func:`take` hand the decision to its owner
+(:func:`~biblios_env.engine.church.acquire`), and the dispatcher in ``rules.py`` resumes the
+turn once it is resolved (:func:`continue_placing` or :func:`next_taker`, as
+``state.church_resume`` says). :func:`take` and :func:`next_taker` return ``False`` once every
+other seat has taken, when the dispatcher starts the next turn or the auctions.
 """
 
 from __future__ import annotations
 
-from biblios_env.actions import AUCTION, KEEP
+from biblios_env.actions import AUCTION, COMMON, KEEP
 from biblios_env.cards import IS_CHURCH
 from biblios_env.engine import church
 from biblios_env.engine.state import NO_CARD, Decision, Resume, State, add_card, enter_hand_publicly, remove_card
@@ -51,7 +54,7 @@ def place(state: State, slot: int) -> None:
 
 def continue_placing(state: State) -> None:
     """Draw the next card, or once all N+1 are placed, add the kept card to hand and let others take."""
-    if state.quota[0] or state.quota[1] or state.quota[2]:
+    if state.quota[KEEP] or state.quota[AUCTION] or state.quota[COMMON]:
         _draw(state)
         return
     if state.kept_card != NO_CARD:

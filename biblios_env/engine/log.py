@@ -250,7 +250,7 @@ def _check_config(config: dict[str, Any]) -> dict[str, Any]:
         )
     for key, kind in _CONFIG_TYPES.items():
         value = config[key]
-        if type(value) is not kind or (kind is int and value.bit_length() > 8):
+        if type(value) is not kind or (isinstance(value, int) and kind is int and value.bit_length() > 8):
             raise GameLogError(f"game log config {key!r} must be a small {kind.__name__}, got {_show(value)}")
     return config
 

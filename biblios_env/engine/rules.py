@@ -7,12 +7,12 @@ It trusts its caller (:class:`biblios_env.engine.game.Game`) to have checked leg
 
 from __future__ import annotations
 
-from biblios_env.actions import BID_BASE, PASS, PAY_BASE, REFUSE, TAKE_BASE
+from biblios_env.actions import AUCTION, BID_BASE, COMMON, KEEP, PASS, PAY_BASE, REFUSE, TAKE_BASE
 from biblios_env.engine import auctions, church, gifts
 from biblios_env.engine.scoring import score
 from biblios_env.engine.state import NO_SEAT, Decision, Phase, Resume, State
 
-_PLACE_ORDER = (0, 1, 2)
+_PLACE_ORDER = (KEEP, AUCTION, COMMON)
 _OPEN_BIDS = auctions.BID_LEGAL
 # Module constants: a global load is cheaper than an enum attribute load in these hot functions.
 _BID, _PAY, _PLACE, _TAKE, _CHURCH = Decision.BID, Decision.PAY, Decision.PLACE, Decision.TAKE, Decision.CHURCH

@@ -427,7 +427,7 @@ class _Sampler:
                     sent[giver].remove(match)
                     card = match[1]
                 else:
-                    candidates = [c for c in hands[receiver] if c not in owner] or hands[receiver]
+                    candidates = [card for card in hands[receiver] if card not in owner] or hands[receiver]
                     card = candidates[self.rng.randrange(len(candidates))] if candidates else NO_CARD
             moves.append((giver, receiver, card))
         return moves

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from biblios_env.cards import CARD_CATEGORY, CARD_LETTER, CARD_VALUE, IS_GOLD, NUM_CATEGORIES
+from biblios_env.cards import CARD_CATEGORY, CARD_LETTER, CARD_VALUE, NUM_CATEGORIES, gold_value
 
 NO_WINNER = -1
 NO_LETTER = 99  # ranks below every real letter
@@ -49,8 +49,10 @@ def score(hands: list[list[int]], dice: list[int]) -> tuple[list[int], list[int]
             vp[best_seat] += dice[category]
     ranks = []
     for seat, (totals, letters) in enumerate(stats):
-        gold = sum(CARD_VALUE[card] for card in hands[seat] if IS_GOLD[card])
-        per_category = tuple((totals[c], -letters[c] if totals[c] else 0) for c in range(NUM_CATEGORIES))
+        gold = gold_value(hands[seat])
+        per_category = tuple(
+            (totals[category], -letters[category] if totals[category] else 0) for category in range(NUM_CATEGORIES)
+        )
         ranks.append((vp[seat], gold, per_category))
     best = max(ranks)
     winners = [seat for seat, rank in enumerate(ranks) if rank == best]
@@ -66,7 +68,7 @@ def rewards(reward: str, vp: Sequence[int], winners: Sequence[int]) -> list[floa
     """
     n = len(vp)
     if reward == "vp":
-        return [float(vp[seat] - max(vp[:seat] + vp[seat + 1 :])) for seat in range(n)]
+        return [float(vp[seat] - max([*vp[:seat], *vp[seat + 1 :]])) for seat in range(n)]
     if reward != "win":
         raise ValueError(f"reward must be one of {', '.join(map(repr, REWARDS))}, got {reward!r}")
     if len(winners) == n:

@@ -6,12 +6,13 @@ scenarios can be reproduced exactly while still being a deal that setup could pr
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Final
 
 import numpy as np
 
-from biblios_env.cards import GOLD_IDS_BY_VALUE, NUM_CARDS
+from biblios_env.cards import GOLD_IDS_BY_VALUE, GOLD_VALUES, NUM_CARDS
 from biblios_env.engine.state import State
 
 PLAYER_COUNTS: Final = (2, 3, 4)
@@ -20,7 +21,9 @@ GOLD_REMOVED_PER_VALUE: Final = {2: 2, 3: 1, 4: 0}
 #: Further random cards removed (RULES §2.2).
 RANDOM_REMOVALS: Final = {2: 21, 3: 12, 4: 7}
 #: Cards left in the draw pile after removal: 60, 72 and 80.
-DECK_SIZE: Final = {n: NUM_CARDS - 3 * GOLD_REMOVED_PER_VALUE[n] - RANDOM_REMOVALS[n] for n in PLAYER_COUNTS}
+DECK_SIZE: Final = {
+    n: NUM_CARDS - len(GOLD_VALUES) * GOLD_REMOVED_PER_VALUE[n] - RANDOM_REMOVALS[n] for n in PLAYER_COUNTS
+}
 #: Gift turns in a game: each turn draws N + 1 cards until the draw pile is empty (RULES §3),
 #: 20, 18 and 16. Each turn puts exactly one card on the auction pile, so this is also the
 #: number of cards auctioned in the second phase (RULES §5).
@@ -38,7 +41,7 @@ def check_num_players(num_players: object) -> int:
     is_int = isinstance(num_players, int | np.integer) and not isinstance(num_players, bool)
     if not is_int or num_players not in PLAYER_COUNTS:
         raise ValueError(f"num_players must be 2, 3 or 4, got {num_players!r}")
-    return int(num_players)  # type: ignore[call-overload]
+    return int(num_players)
 
 
 def check_seat(seat: object, num_players: int, what: str = "seat") -> int:
@@ -53,7 +56,7 @@ def deal(num_players: int, rng: np.random.Generator) -> tuple[list[int], list[in
     removed: list[int] = []
     per_value = GOLD_REMOVED_PER_VALUE[num_players]
     if per_value:
-        for value in (1, 2, 3):
+        for value in GOLD_VALUES:
             ids = GOLD_IDS_BY_VALUE[value]
             removed.extend(ids[int(i)] for i in rng.choice(len(ids), size=per_value, replace=False))
     removed_set = set(removed)
@@ -77,9 +80,9 @@ def check_deck(deck: object, num_players: int) -> tuple[list[int], list[int]]:
     expected = DECK_SIZE[num_players]
     if len(cards) != expected:
         raise ValueError(f"deck for {num_players} players must hold {expected} cards, got {len(cards)}")
-    seen: set[int] = set()
-    duplicates = sorted({card for card in cards if card in seen or seen.add(card)})  # type: ignore[func-returns-value]
-    if duplicates:
+    seen = set(cards)
+    if len(seen) < len(cards):
+        duplicates = sorted(card for card, count in Counter(cards).items() if count > 1)
         raise ValueError(f"deck holds duplicate card ids: {duplicates}")
     removed = sorted(set(range(NUM_CARDS)) - seen)
     per_value = GOLD_REMOVED_PER_VALUE[num_players]

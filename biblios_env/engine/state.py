@@ -7,6 +7,9 @@ clone millions of times, so no ``deepcopy`` and no per-card objects.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from typing import Any
+
 import numpy as np
 
 from biblios_env.cards import DIE_START, NUM_CARDS, NUM_CATEGORIES
@@ -147,7 +150,7 @@ class State:
     #: receiver, card or -1 unless the seat gave or received it)``, in order.
     penalty_views: list[list[tuple[int, int, int]]]
     _rng: np.random.Generator | None
-    _rng_state: dict | None
+    _rng_state: Mapping[str, Any] | None
     chance: list[tuple[str, list[int]]]
     vp: list[int]
     winners: list[int]
@@ -292,7 +295,9 @@ class State:
         """The game's single generator; every chance event draws from it (STYLE principle 4)."""
         rng = self._rng
         if rng is None:
-            state: dict = self._rng_state  # type: ignore[assignment]  # never None while _rng is
+            state = self._rng_state
+            if state is None:
+                raise RuntimeError("this State has neither a generator nor a frozen generator state")
             rng = np.random.Generator(getattr(np.random, state["bit_generator"])(0))
             rng.bit_generator.state = state
             self._rng, self._rng_state = rng, None
@@ -303,7 +308,7 @@ class State:
         return (seat + 1) % self.num_players
 
 
-def indicator_row(cards: list[int]) -> bytearray:
+def indicator_row(cards: Iterable[int]) -> bytearray:
     """87 bytes, 1 at each card id in ``cards``."""
     row = bytearray(NUM_CARDS)
     for card in cards:
@@ -348,6 +353,22 @@ def enter_hand_publicly(state: State, seat: int, card: int) -> None:
     state.public_hand_rows[seat][card] = 1
 
 
+def discard_face_up(state: State, card: int) -> None:
+    """``card`` is discarded in view of the table (an unsold card, a resolved church card, a
+    face-up payment): it joins the discard pile and the public discard (RULES §7)."""
+    state.discard.append(card)
+    state.public_discard.append(card)
+    state.public_discard_row[card] = 1
+
+
+def discard_face_down(state: State, seat: int, cards: Iterable[int]) -> None:
+    """``seat``'s ``cards`` are discarded unseen (a face-down payment, a blind discard): they
+    join the discard pile and the seat's own face-down discards, which only that seat knows
+    (RULES §7). A whole payment goes in one call, as cheap as the two ``extend`` calls."""
+    state.discard.extend(cards)
+    state.private_discard[seat].extend(cards)
+
+
 def record_penalty_move(state: State, giver: int, receiver: int, card: int) -> None:
     """Record one card moved by a standard penalty as every seat sees it (RULES §7: how many
     cards moved is public, which card only the two players involved know)."""
@@ -368,6 +389,8 @@ __all__ = [
     "Resume",
     "State",
     "add_card",
+    "discard_face_down",
+    "discard_face_up",
     "enter_hand_publicly",
     "indicator_row",
     "move_card",
