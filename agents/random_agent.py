@@ -2,30 +2,20 @@
 
 from __future__ import annotations
 
-import random
-
-from biblios_env.agent_interface import AgentObservation
+from biblios_env.agent_interface import UniformRandomAgent
 
 
-class RandomAgent:
+class RandomAgent(UniformRandomAgent):
     """Uniform over ``observation.legal_actions``, with its own generator seeded by
     :meth:`start_game` (the same seed gives the same choices). It bids and refuses at random
-    too, so it often wins auctions it cannot pay for and takes the penalty (RULES §5)."""
+    too, so it often wins auctions it cannot pay for and takes the penalty (RULES §5). The
+    drawing is :class:`~biblios_env.agent_interface.UniformRandomAgent`'s, shared with the
+    Gymnasium wrapper's default opponent."""
 
     name = "random"
 
-    def __init__(self) -> None:
-        self.rng = random.Random(0)
-
     def __repr__(self) -> str:
         return "RandomAgent()"
-
-    def start_game(self, seat: int, num_players: int, seed: int | None = None) -> None:
-        self.rng = random.Random(seed)
-
-    def act(self, observation: AgentObservation) -> int:
-        legal = observation.legal_actions
-        return legal[self.rng.randrange(len(legal))]
 
 
 __all__ = ["RandomAgent"]

@@ -8,6 +8,7 @@ agents too: the Gymnasium wrapper's opponents and the tournament harness both ha
 
 from __future__ import annotations
 
+import random
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -63,3 +64,22 @@ class Agent(Protocol):
     def act(self, observation: AgentObservation) -> int:
         """Choose one of ``observation.legal_actions``."""
         ...
+
+
+class UniformRandomAgent:
+    """A uniformly random legal action, from its own generator seeded by :meth:`start_game` (the
+    same seed gives the same choices). It lives beside the interface because both layers need
+    it: the Gymnasium wrapper's default opponent (the env layer cannot import ``agents``) and the
+    ``random`` agent of the registry are this class under their own names."""
+
+    name = "uniform"
+
+    def __init__(self) -> None:
+        self.rng = random.Random(0)
+
+    def start_game(self, seat: int, num_players: int, seed: int | None = None) -> None:
+        self.rng = random.Random(seed)
+
+    def act(self, observation: AgentObservation) -> int:
+        legal = observation.legal_actions
+        return legal[self.rng.randrange(len(legal))]

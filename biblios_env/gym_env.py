@@ -74,7 +74,6 @@ the payer); v0 — first release.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Sequence
 from typing import Any, Final, TypeGuard
 
@@ -83,7 +82,7 @@ import numpy as np
 from gymnasium import spaces
 
 from biblios_env.actions import NUM_ACTIONS
-from biblios_env.agent_interface import Agent, AgentObservation
+from biblios_env.agent_interface import Agent, AgentObservation, UniformRandomAgent
 from biblios_env.engine.game import Game, IllegalActionError, check_seed
 from biblios_env.engine.setup import check_num_players
 from biblios_env.engine.views import player_view
@@ -145,20 +144,8 @@ def _is_seat_number(value: object) -> bool:
     return not isinstance(value, bool) and isinstance(value, int | np.integer) and bool(value >= 0)
 
 
-class UniformRandomOpponent:
+class UniformRandomOpponent(UniformRandomAgent):
     """The default opponent: a uniformly random legal action (the env cannot import ``agents``)."""
-
-    name = "uniform"
-
-    def __init__(self) -> None:
-        self.rng = random.Random(0)
-
-    def start_game(self, seat: int, num_players: int, seed: int | None = None) -> None:
-        self.rng = random.Random(seed)
-
-    def act(self, observation: AgentObservation) -> int:
-        legal = observation.legal_actions
-        return legal[self.rng.randrange(len(legal))]
 
 
 class OpponentPool:
