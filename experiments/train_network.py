@@ -188,6 +188,7 @@ def train_iteration(config: TrainConfig, out: Path, iteration: int, previous: Pa
     metadata = {
         "players": list(config.players),
         "trained_by": "python -m experiments.train_network",
+        "settings": config.to_json(),  # a network file says how it was made, without its run folder
         "iteration": iteration,
         "teacher": config.bootstrap_teacher if iteration == 0 else config.teacher,
         "samples": len(samples),

@@ -90,6 +90,10 @@ def test_the_training_command_runs_and_resumes(tmp_path) -> None:
     }
     network = NumpyNetwork.load(whole / "best_network.npz")
     assert network.metadata["players"] == [2, 3]
+    recorded = json.loads((whole / "config.json").read_text())
+    assert {key: network.metadata["settings"][key] for key in recorded if key != "layout"} == {
+        key: value for key, value in recorded.items() if key != "layout"
+    }
 
     # Run in two chunks: the bootstrap alone, then resumed for one more iteration.
     parted = tmp_path / "parted"
