@@ -428,7 +428,10 @@ def _play_in_workers(
                 record(outcome)
         raise
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        # Wait for the pool's own threads when every chunk has returned (the usual case, Ctrl-C
+        # included): shutting down without waiting races with the interpreter's exit handler of
+        # concurrent.futures, which then writes to a closed pipe and prints a traceback.
+        pool.shutdown(wait=all(future.done() for future in pending), cancel_futures=True)
     if first_failure is not None:
         raise GameFailedError(first_failure)
 
