@@ -180,3 +180,59 @@ def test_payment_is_one_move_and_refuse_is_searched_only_on_request() -> None:
     game.apply(agent.moves(game.state)[0][1])
     if game.state.decision == Decision.PAY:  # mid-payment: keep paying
         assert [key for key, _ in agent.moves(game.state)] == [PAY_MOVE]
+
+
+def decisions_on_indistinguishable_tables(
+    num_players: int, positions: int = 4, searching: list | None = None
+) -> list[tuple[tuple, tuple]]:
+    """At the first ``positions`` bids with a choice of a random game: the seeded search's
+    decision and statistics on the real table and on a table the sampler dealt from the bidder's
+    view (other hidden hands, another pile order; the same view). ``searching``, if given, gets
+    each table's state appended just before the agent decides on it."""
+    from biblios_env.engine.sampling import sample_game
+
+    game, rng, found = Game(num_players, seed=17), random.Random(0), []
+    while not game.is_over and len(found) < positions:
+        seat, legal = game.current_player, list(game.legal_actions())
+        if game.state.decision == Decision.BID and len(legal) > 1:
+            view = player_view(game.state, seat)
+            twin = sample_game(view, random.Random(len(found)))
+            assert twin.state.hands != game.state.hands or twin.state.draw_pile != game.state.draw_pile
+            assert player_view(twin.state, seat) == view
+            pair = []
+            for table in (game, twin):
+                if searching is not None:
+                    searching.append(table.state)
+                agent = ISMCTSAgent(iterations=12)
+                agent.start_game(seat, num_players, seed=5)
+                action = agent.act(AgentObservation(player_view(table.state, seat), list(table.legal_actions())))
+                pair.append((action, tuple((k, v) for k, v in agent.last_search.items() if k != "seconds")))
+            found.append((pair[0], pair[1]))
+        game.apply(legal[rng.randrange(len(legal))])
+    assert len(found) == positions
+    return found
+
+
+@pytest.mark.parametrize("num_players", [2, 3])
+def test_the_search_decides_from_the_view_alone(num_players: int) -> None:
+    """Two tables one seat cannot tell apart get the same decision and the same search
+    statistics from the same seeded agent: its samples come from the view, never the table."""
+    for real, twin in decisions_on_indistinguishable_tables(num_players):
+        assert real == twin
+
+
+def test_a_search_that_samples_the_real_table_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check above can fail: a search whose samples are the real table (a planted leak)
+    decides differently on the two tables somewhere."""
+    import agents.ismcts as ismcts_module
+
+    honest = ismcts_module.sample_state
+    searching: list = []
+
+    def leaky(view, rng):
+        honest(view, rng)  # the same generator draws as the honest search
+        return searching[-1].clone()
+
+    monkeypatch.setattr(ismcts_module, "sample_state", leaky)
+    pairs = decisions_on_indistinguishable_tables(2, searching=searching)
+    assert any(real != twin for real, twin in pairs)
