@@ -251,4 +251,20 @@ def _prepared(layer: Layer) -> Layer:
     return np.ascontiguousarray(np.asarray(weight, np.float32).T), np.asarray(bias, np.float32).copy()
 
 
-__all__ = ["ACTIVATIONS", "NETWORK_FORMAT", "NETWORK_FORMAT_VERSION", "VALUE_KINDS", "NumpyNetwork"]
+def file_version(
+    path: str | Path, suffixes: tuple[str, ...], wrong_suffix: str, what: str, hint: str
+) -> tuple[str, int, int]:
+    """``(resolved path, modification time, size)`` of a policy file, the key under which its
+    loaders cache what they read (so building many agents from one file, as tournaments do,
+    reads it once, and a rewritten file is read again). A wrong suffix or a missing file raises
+    a ValueError naming the path (``what`` names the kind of file, ``hint`` how to make one)."""
+    resolved = Path(path).expanduser().resolve()
+    if resolved.suffix not in suffixes:
+        raise ValueError(f"{wrong_suffix}, got {path}")
+    if not resolved.is_file():
+        raise ValueError(f"no {what} at {resolved} ({hint})")
+    stat = resolved.stat()
+    return str(resolved), stat.st_mtime_ns, stat.st_size
+
+
+__all__ = ["ACTIVATIONS", "NETWORK_FORMAT", "NETWORK_FORMAT_VERSION", "VALUE_KINDS", "NumpyNetwork", "file_version"]

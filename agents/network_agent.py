@@ -17,7 +17,7 @@ from typing import Final
 import numpy as np
 
 from agents.heuristics import ValueAgent
-from agents.network import NumpyNetwork
+from agents.network import NumpyNetwork, file_version
 from biblios_env.agent_interface import AgentObservation
 
 POLICY_DIR: Final = Path(__file__).resolve().parent / "policies"
@@ -35,13 +35,8 @@ def _cached(path: str, modified: int, size: int) -> NumpyNetwork:
 def load_network(path: str | Path) -> NumpyNetwork:
     """The network file at ``path``, read once per process and file version (building many
     agents from one file, as tournaments do, costs nothing)."""
-    resolved = Path(path).expanduser().resolve()
-    if resolved.suffix != ".npz":
-        raise ValueError(f"a network file ends in .npz, got {path}")
-    if not resolved.is_file():
-        raise ValueError(f"no network file at {resolved} (train one with python -m experiments.train_network)")
-    stat = resolved.stat()
-    return _cached(str(resolved), stat.st_mtime_ns, stat.st_size)
+    hint = "train one with python -m experiments.train_network"
+    return _cached(*file_version(path, (".npz",), "a network file ends in .npz", "network file", hint))
 
 
 class NetworkAgent:

@@ -26,7 +26,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from agents.network import NumpyNetwork
+from agents.network import NumpyNetwork, file_version
 from biblios_env.actions import NUM_ACTIONS
 from biblios_env.agent_interface import AgentObservation
 
@@ -95,13 +95,9 @@ def _cached(path: str, modified: int, size: int) -> Any:
 def load_policy(path: str | Path) -> Any:
     """The policy at ``path`` (a :class:`NumpyNetwork` for ``.npz``, a ``MaskablePPO`` for ``.zip``),
     loaded once per process and file version, so building many agents from one file is cheap."""
-    resolved = Path(path).expanduser().resolve()
-    if resolved.suffix not in (".npz", ".zip"):
-        raise ValueError(f"a policy must be a .npz policy file or a .zip MaskablePPO checkpoint, got {path}")
-    if not resolved.is_file():
-        raise ValueError(f"no policy file at {resolved} (train one with python -m experiments.train_ppo)")
-    stat = resolved.stat()
-    return _cached(str(resolved), stat.st_mtime_ns, stat.st_size)
+    wrong = "a policy must be a .npz policy file or a .zip MaskablePPO checkpoint"
+    hint = "train one with python -m experiments.train_ppo"
+    return _cached(*file_version(path, (".npz", ".zip"), wrong, "policy file", hint))
 
 
 # ----------------------------------------------------------------------------- the agent
