@@ -672,6 +672,11 @@ def network_arch(network: NumpyNetwork) -> dict[str, list[int]]:
     in the actor, its trunk and the value head's hidden layer in the critic."""
     if not network.trunk or network.value is None or len(network.policy) != 1:
         raise ValueError("--init-network needs a network with a trunk, a one-layer policy head and a value head")
+    if network.inputs != "observation":
+        raise ValueError(
+            f"--init-network needs a network that reads the observation alone, got one that reads {network.inputs!r}"
+            " (the PPO policy sees the Gymnasium observation, which has no heuristic proposal)"
+        )
     trunk = [int(weight.shape[1]) for weight, _ in network.trunk]
     return {"pi": trunk, "vf": trunk + [int(weight.shape[1]) for weight, _ in network.value[:-1]]}
 

@@ -39,6 +39,7 @@ from experiments.train_ppo import (
     config_from_arguments,
     evaluate,
     main,
+    network_arch,
     parse_mixture,
     plot_learning_curve,
 )
@@ -338,3 +339,22 @@ def test_train_config_settings_are_what_training_json_recorded_from_the_namespac
     settings = config_from_arguments(args).settings()
     assert json.dumps(settings) == json.dumps(recorded)  # same keys, order and values as before TrainConfig
     assert settings["players"] == [2, 3] and settings["net_arch"] == [32, 16] and settings["progress"] is False
+
+
+def test_a_network_that_reads_the_heuristics_proposal_cannot_start_ppo():
+    """The PPO policy sees the Gymnasium observation only, so a network that also reads the
+    ``value`` heuristic's proposed move would be fed the wrong inputs: it is refused by name."""
+    from agents.network import INPUTS
+
+    rng = np.random.default_rng(0)
+
+    def layer(inputs: int, outputs: int) -> tuple[np.ndarray, np.ndarray]:
+        return rng.normal(0, 0.1, (outputs, inputs)).astype(np.float32), np.zeros(outputs, np.float32)
+
+    def network(inputs: str) -> NumpyNetwork:
+        trunk = [layer(INPUTS[inputs], 16)]
+        return NumpyNetwork(trunk, [layer(16, NUM_ACTIONS)], [layer(16, 4), layer(4, 1)], inputs=inputs)
+
+    assert network_arch(network("observation")) == {"pi": [16], "vf": [16, 4]}
+    with pytest.raises(ValueError, match=r"reads 'observation\+value'"):
+        network_arch(network("observation+value"))
