@@ -14,6 +14,7 @@ from typing import Any, Final
 
 import pytest
 
+from biblios_env.agent_interface import UniformRandomAgent
 from biblios_env.engine import Game
 from biblios_env.engine.state import State
 from biblios_env.engine.views import PlayerView, player_view
@@ -111,22 +112,9 @@ def test_writing_into_the_dice_of_a_view_raises() -> None:
     assert game.state.dice == [3, 3, 3, 3, 3]
 
 
-class UniformAgent:
-    """Uniform over legal actions; a vandal subclass writes into everything it is given."""
+class VandalAgent(UniformRandomAgent):
+    """The uniform random agent, but it writes into everything it is given."""
 
-    name = "uniform"
-
-    def __init__(self) -> None:
-        self.rng = random.Random(0)
-
-    def start_game(self, seat: int, num_players: int, seed: int | None = None) -> None:
-        self.rng = random.Random(seed)
-
-    def act(self, observation: Any) -> int:
-        return self.rng.choice(observation.legal_actions)
-
-
-class VandalAgent(UniformAgent):
     name = "vandal"
 
     def act(self, observation: Any) -> int:
@@ -140,7 +128,7 @@ class VandalAgent(UniformAgent):
 def test_an_agent_that_writes_into_its_views_plays_the_same_game(num_players: int) -> None:
     """A tournament game with vandal agents ends exactly as the same game with honest ones."""
     seeds = list(range(100, 100 + num_players))
-    honest = play_game([UniformAgent() for _ in range(num_players)], 17, agent_seeds=seeds)
+    honest = play_game([UniformRandomAgent() for _ in range(num_players)], 17, agent_seeds=seeds)
     vandal = play_game([VandalAgent() for _ in range(num_players)], 17, agent_seeds=seeds)
     assert (vandal.vp, vandal.winners, vandal.dice, vandal.actions) == (
         honest.vp,
