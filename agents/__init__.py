@@ -17,6 +17,11 @@ network    ``agents.network_agent.NetworkAgent``: the shipped policy-and-value n
 
 from __future__ import annotations
 
+# isort: off
+# First: importing biblios_env decides which build of the compiled agent modules loads.
+import biblios_env  # noqa: F401
+# isort: on
+
 import inspect
 from collections.abc import Callable
 from typing import Any

@@ -32,6 +32,8 @@ from collections.abc import Iterable, Sequence
 from itertools import permutations
 from typing import Final
 
+from mypy_extensions import mypyc_attr
+
 from biblios_env.actions import CHURCH_DECLINE, CHURCH_MOVES, DieChanges
 from biblios_env.cards import (
     CARD_CATEGORY,
@@ -86,6 +88,7 @@ def race_spreads(uncertain_values: Sequence[float], sigma_base: float, sigma_sca
     ]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class RaceModel:
     """The chance of winning a category race, as one model for the heuristics'
     :class:`Assessment` (built from a view) and the rollout policy's ``Race`` (from a full state).

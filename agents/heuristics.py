@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Any
+from typing import Any, ClassVar
+
+from mypy_extensions import mypyc_attr
 
 from agents.card_values import SIGMA_BASE, SIGMA_SCALE, TIE_MARGIN, Assessment, assignment_patterns, cards_affordable
 from biblios_env.actions import (
@@ -30,11 +32,19 @@ from biblios_env.actions import (
 from biblios_env.agent_interface import AgentObservation
 from biblios_env.cards import CARD_CATEGORY, CARD_VALUE, IS_GOLD, NUM_CATEGORIES
 from biblios_env.engine.auctions import cheapest_cover
+from biblios_env.engine.flow import (
+    DECISION_BID,
+    DECISION_CHURCH,
+    DECISION_PAY,
+    DECISION_PLACE,
+    DECISION_TAKE,
+    PHASE_AUCTION,
+)
 from biblios_env.engine.setup import GIFT_TURNS
-from biblios_env.engine.state import Decision, Phase
 from biblios_env.engine.views import PlayerView
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class HeuristicAgent:
     """The decision procedures shared by the heuristic agents; subclasses set the strategy
     through their parameters and a few hooks (category weights, coin value, bid limits).
@@ -57,7 +67,7 @@ class HeuristicAgent:
     """
 
     name = "heuristic"
-    defaults: dict[str, Any] = {
+    defaults: ClassVar[dict[str, Any]] = {
         "gold_value": 0.3,
         "auction_share": 0.45,
         "denial": 0.6,
@@ -115,15 +125,15 @@ class HeuristicAgent:
         view = observation.view
         assessment = self.assess(view)
         decision = view.decision
-        if decision == Decision.PLACE:
+        if decision == DECISION_PLACE:
             return self.choose_placement(view, assessment, legal)
-        if decision == Decision.TAKE:
+        if decision == DECISION_TAKE:
             return self.choose_take(view, assessment, legal)
-        if decision == Decision.BID:
+        if decision == DECISION_BID:
             return self.choose_bid(view, assessment, legal)
-        if decision == Decision.PAY:
+        if decision == DECISION_PAY:
             return self.choose_payment(view, assessment, legal)
-        if decision == Decision.CHURCH:
+        if decision == DECISION_CHURCH:
             return self.choose_church(view, assessment, legal)
         raise ValueError(f"{self.name} agent asked to act at decision {decision!r} with legal actions {legal[:6]}")
 
@@ -148,7 +158,7 @@ class HeuristicAgent:
         cached = self._coin_value_of
         if cached is not None and cached[0] is assessment:
             return cached[1]
-        value = self.gold_value if view.phase != Phase.AUCTION else self.auction_coin_value(view, assessment)
+        value = self.gold_value if view.phase != PHASE_AUCTION else self.auction_coin_value(view, assessment)
         self._coin_value_of = (assessment, value)
         return value
 
@@ -296,6 +306,7 @@ class HeuristicAgent:
         return action if action in legal else CHURCH_DECLINE
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class ValueAgent(HeuristicAgent):
     """Values every card by how much it raises the chance of winning each category, weighted by
     the dice, and bids up to that value in gold.
@@ -315,6 +326,7 @@ class ValueAgent(HeuristicAgent):
     name = "value"
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class HoarderAgent(HeuristicAgent):
     """A specialist: picks a few categories, hoards gold in the gifts and spends it late and
     hard on the cards of its categories.
@@ -337,7 +349,7 @@ class HoarderAgent(HeuristicAgent):
     """
 
     name = "hoarder"
-    defaults: dict[str, Any] = {
+    defaults: ClassVar[dict[str, Any]] = {
         **HeuristicAgent.defaults,
         "gold_value": 0.4,
         "denial": 0.4,

@@ -64,9 +64,11 @@ from __future__ import annotations
 import math
 import random
 import time
-from typing import Any, Final
+from collections.abc import Callable
+from typing import Any, Final, SupportsIndex
 
 import numpy as np
+from mypy_extensions import mypyc_attr
 
 from agents.heuristics import ValueAgent
 from agents.rollout_policy import RolloutPolicy, round_marker
@@ -74,8 +76,16 @@ from biblios_env.actions import BID_BASE, MAX_BID, PASS, PAY_BASE, REFUSE
 from biblios_env.agent_interface import AgentObservation
 from biblios_env.engine import rules
 from biblios_env.engine.auctions import capacity
+from biblios_env.engine.flow import (
+    DECISION_BID,
+    DECISION_CHURCH,
+    DECISION_NONE,
+    DECISION_PAY,
+    DECISION_PLACE,
+    DECISION_TAKE,
+)
 from biblios_env.engine.sampling import sample_state
-from biblios_env.engine.state import NO_SEAT, Decision, State
+from biblios_env.engine.state import NO_SEAT, State
 from biblios_env.engine.views import PlayerView, player_view
 from biblios_env.engine.visibility import decision_key
 
@@ -84,11 +94,11 @@ PAY_MOVE: Final = -1
 MODES: Final = ("flat", "tree")
 #: The decisions that can be searched, by the names the ``searched`` argument uses.
 SEARCHABLE: Final = {
-    "place": Decision.PLACE,
-    "take": Decision.TAKE,
-    "bid": Decision.BID,
-    "pay": Decision.PAY,
-    "church": Decision.CHURCH,
+    "place": DECISION_PLACE,
+    "take": DECISION_TAKE,
+    "bid": DECISION_BID,
+    "pay": DECISION_PAY,
+    "church": DECISION_CHURCH,
 }
 ROLLOUTS: Final = ("policy", "random")
 #: How the flat search models the other bidders on the card under auction: by the rollout
@@ -144,7 +154,7 @@ def _one_of(name: str, value: str, choices: tuple[str, ...]) -> str:
     return value
 
 
-def _budget(iterations: int | None, time_limit: float | None) -> tuple[int | None, float | None]:
+def _budget(iterations: SupportsIndex | None, time_limit: float | None) -> tuple[int | None, float | None]:
     """The search budget (module doc): an iteration cap and/or seconds per searched decision."""
     if iterations is None and time_limit is None:
         raise ValueError("ISMCTSAgent needs a budget: iterations, time_limit or both")
@@ -172,7 +182,7 @@ def _bid_raises(bid_raises: tuple[int, ...] | list[int] | int | str) -> tuple[in
     return raises
 
 
-def _searched(searched: tuple[str, ...] | list[str] | str) -> frozenset[Decision]:
+def _searched(searched: tuple[str, ...] | list[str] | str) -> frozenset[int]:
     """The searched decisions, named as in :data:`SEARCHABLE`."""
     if isinstance(searched, str):
         searched = _words(searched)
@@ -182,6 +192,7 @@ def _searched(searched: tuple[str, ...] | list[str] | str) -> frozenset[Decision
     return frozenset(SEARCHABLE[name] for name in searched)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class ISMCTSAgent:
     """The value heuristic, corrected by information-set Monte Carlo search (module doc).
 
@@ -213,7 +224,7 @@ class ISMCTSAgent:
 
     def __init__(
         self,
-        iterations: int | None = 60,
+        iterations: SupportsIndex | None = 60,
         time_limit: float | None = None,
         searched: tuple[str, ...] | list[str] | str = ("bid",),
         gate: float = 1.5,
@@ -222,15 +233,15 @@ class ISMCTSAgent:
         bid_raises: tuple[int, ...] | list[int] | str = (1,),
         margin_weight: float = 0.25,
         rollout: str = "policy",
-        horizon: int | None = None,
+        horizon: SupportsIndex | None = None,
         temperature: float = 2.0,
         search_refuse: bool = False,
         seed: int | None = None,
         policy: dict[str, float] | None = None,
         opponent_model: str = "policy",
-        consistency_tries: int = 3,
+        consistency_tries: SupportsIndex = 3,
         decisive: float = 0.0,
-        min_iterations: int = 20,
+        min_iterations: SupportsIndex = 20,
     ) -> None:
         if float(decisive) < 0:
             raise ValueError(f"decisive must be >= 0 standard errors (0: no early stop), got {decisive!r}")
@@ -258,6 +269,8 @@ class ISMCTSAgent:
         self.rng = random.Random(seed)
         self.policy = RolloutPolicy(rng=self.rng, **(policy or {}))
         self.heuristic = ValueAgent()
+        #: The determinization sampler (a seam: the leakage tests plant a leaky one here).
+        self.sampler: Callable[[PlayerView, random.Random], State] = sample_state
         #: The last search: iterations, simulated decisions and seconds (empty if none ran).
         self.last_search: dict[str, float] = {}
 
@@ -288,7 +301,7 @@ class ISMCTSAgent:
         default = self.heuristic.act(observation)
         if observation.view.decision not in self.searched:
             return default
-        moves = self.moves(sample_state(observation.view, self.rng))
+        moves = self.moves(self.sampler(observation.view, self.rng))
         if len(moves) == 1 or all(key != default for key, _ in moves):
             return default
         action = self.flat_search(observation, moves, default) if self.mode == "flat" else self.search(observation)
@@ -305,7 +318,7 @@ class ISMCTSAgent:
         iteration = 0
         while _budget_left(iteration, self.iterations, deadline):
             iteration += 1
-            state = sample_state(view, self.rng)
+            state = self.sampler(view, self.rng)
             path, steps = self.tree_walk(state, root, root_actions, view.seat)
             simulated += steps + self.playout(state)
             rewards = self.rewards(state)
@@ -395,7 +408,7 @@ class ISMCTSAgent:
         budget = self.iterations
         rounds = 0
         simulated = 0
-        modelled = self.opponent_model == "value" and view.decision == Decision.BID
+        modelled = self.opponent_model == "value" and view.decision == DECISION_BID
         my_limit = self.heuristic.bid_limit(view, self.heuristic.assess(view)) if modelled else 0
         base_index = next(index for index, (key, _) in enumerate(moves) if key == default)
         while _budget_left(rounds, budget, deadline) and not self._decided(rewards, base_index, rounds):
@@ -404,7 +417,7 @@ class ISMCTSAgent:
                 base, limits = self.bidding_sample(view)
                 limits[me] = my_limit
             else:
-                base, limits = sample_state(view, rng), []
+                base, limits = self.sampler(view, rng), []
             chance_seed = rng.getrandbits(63)
             policy_seed = rng.getrandbits(63)
             for index, (_key, action) in enumerate(moves):
@@ -444,7 +457,7 @@ class ISMCTSAgent:
         passed = [view.passed[(seat - me) % n] for seat in range(n)]
         best: tuple[int, State, list[int]] | None = None
         for _ in range(self.consistency_tries):
-            state = sample_state(view, self.rng)
+            state = self.sampler(view, self.rng)
             limits = [0] * n
             disagreements = 0
             for seat in range(n):
@@ -465,7 +478,7 @@ class ISMCTSAgent:
     def moves(self, state: State) -> list[tuple[int, int]]:
         """The searched moves at the current decision as ``(key, action)`` (module doc)."""
         decision = state.decision
-        if decision == Decision.BID:
+        if decision == DECISION_BID:
             high = state.high_bid
             cap = min(MAX_BID, capacity(state, state.current_player))
             moves = [(PASS, PASS)]
@@ -475,7 +488,7 @@ class ISMCTSAgent:
                     break
                 moves.append((BID_BASE + amount, BID_BASE + amount))
             return moves
-        if decision == Decision.PAY:
+        if decision == DECISION_PAY:
             card = self.policy.payment_card(state)
             if card < 0:
                 return [(REFUSE, REFUSE)]
@@ -488,13 +501,13 @@ class ISMCTSAgent:
         """The move key of the rollout policy's choice."""
         self.policy.reset()
         action = self.policy.action(state)
-        return PAY_MOVE if state.decision == Decision.PAY and action != REFUSE else action
+        return PAY_MOVE if state.decision == DECISION_PAY and action != REFUSE else action
 
     def advance(self, state: State) -> tuple[list[tuple[int, int]] | None, int]:
         """Apply single-move decisions; return the next decision's moves (``None`` at the end
         of the game) and how many decisions were applied."""
         steps = 0
-        while state.decision != Decision.NONE:
+        while state.decision != DECISION_NONE:
             moves = self.moves(state)
             if len(moves) > 1:
                 return moves, steps
@@ -504,14 +517,14 @@ class ISMCTSAgent:
 
     def playout(self, state: State) -> int:
         """Roll the state out (to the end, or to the horizon); returns the decisions applied."""
-        if state.decision == Decision.NONE:
+        if state.decision == DECISION_NONE:
             return 0
         if self.rollout_mode == "policy":
             return self.policy.rollout(state, self.horizon)
         steps = 0
         rand = self.rng.random
         marker, rounds = round_marker(state), 0
-        while state.decision != Decision.NONE:
+        while state.decision != DECISION_NONE:
             if self.horizon is not None and round_marker(state) != marker:
                 marker, rounds = round_marker(state), rounds + 1
                 if rounds >= self.horizon:
@@ -524,7 +537,7 @@ class ISMCTSAgent:
     def rewards(self, state: State) -> list[float]:
         """Per seat: the win share plus ``margin_weight * tanh(VP margin over the best other / 5)``
         at the end of the game; the policy's evaluation at a rollout horizon."""
-        if state.decision != Decision.NONE:
+        if state.decision != DECISION_NONE:
             return self.policy.evaluate(state, self.temperature)
         winners = state.winners
         vp = state.vp
@@ -559,7 +572,7 @@ def finish_bidding(state: State, limits: list[int], card: int, pile_size: int) -
     stays within its limit (the value heuristic's ascending-auction rule); returns the bids and
     passes applied. The payment and what follows are left to the rollout."""
     applied = 0
-    while state.decision == Decision.BID and state.auction_card == card and len(state.auction_pile) == pile_size:
+    while state.decision == DECISION_BID and state.auction_card == card and len(state.auction_pile) == pile_size:
         wanted = state.high_bid + 1
         limit = min(limits[state.current_player], MAX_BID)
         rules.apply(state, BID_BASE + wanted if wanted <= limit else PASS)

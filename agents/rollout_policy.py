@@ -30,12 +30,20 @@ from biblios_env.actions import BID_BASE, CHURCH_DECLINE, MAX_BID, PASS, PAY_BAS
 from biblios_env.cards import CARD_CATEGORY, CARD_LETTER, CARD_VALUE, GOLD_IDS_BY_VALUE, IS_GOLD, NUM_CATEGORIES
 from biblios_env.engine import rules
 from biblios_env.engine.auctions import cheapest_cover
+from biblios_env.engine.flow import (
+    DECISION_BID,
+    DECISION_CHURCH,
+    DECISION_NONE,
+    DECISION_PAY,
+    DECISION_PLACE,
+    DECISION_TAKE,
+    PHASE_AUCTION,
+    PHASE_GIFT,
+)
 from biblios_env.engine.scoring import NO_LETTER
-from biblios_env.engine.state import NO_CARD, Decision, Phase, State
+from biblios_env.engine.state import NO_CARD, State
 
 _CATEGORIES: Final = range(NUM_CATEGORIES)
-_PLACE, _TAKE, _CHURCH, _BID, _PAY = Decision.PLACE, Decision.TAKE, Decision.CHURCH, Decision.BID, Decision.PAY
-_NONE = Decision.NONE
 
 
 class Race(RaceModel):
@@ -255,7 +263,7 @@ class RolloutPolicy:
         )
 
     def coin_value(self, state: State, seat: int) -> float:
-        if state.phase != Phase.AUCTION:
+        if state.phase != PHASE_AUCTION:
             return self.gold_value
         gold = 0
         for card in state.hands[seat]:
@@ -316,14 +324,14 @@ class RolloutPolicy:
     def action(self, state: State, dead: list[int] | None = None) -> int:
         """The policy's action at the current decision (never REFUSE unless it cannot pay)."""
         decision = state.decision
-        if decision == _BID:
+        if decision == DECISION_BID:
             key = (len(state.auction_pile), state.auction_card, state.current_player, state.excluded.count(True))
             limit = self._bid_limits.get(key)
             if limit is None:
                 limit = self._bid_limits[key] = self.bid_limit(state, self.cached_race(state, dead))
             wanted = state.high_bid + 1
             return BID_BASE + wanted if wanted <= limit else PASS
-        if decision == _PLACE:
+        if decision == DECISION_PLACE:
             planned = self._planned
             if planned and planned[0][0] == (state.drawn_card, len(state.draw_pile), state.active_player):
                 slot = planned[0][1]
@@ -331,7 +339,7 @@ class RolloutPolicy:
                     del planned[0]
                     return slot
             return self.place(state, self.cached_race(state, dead))
-        if decision == _TAKE:
+        if decision == DECISION_TAKE:
             race = self.cached_race(state, dead)
             seat = state.current_player
             coin = self.coin_value(state, seat)
@@ -341,10 +349,10 @@ class RolloutPolicy:
                 if value > best:
                     best, choice = value, card
             return TAKE_BASE + choice
-        if decision == _PAY:
+        if decision == DECISION_PAY:
             card = self.payment_card(state, None if not IS_GOLD[state.auction_card] else self.cached_race(state, dead))
             return REFUSE if card < 0 else PAY_BASE + card
-        if decision == _CHURCH:
+        if decision == DECISION_CHURCH:
             race = self.cached_race(state, dead)
             return self.church_choice(race, state.current_player, state.church_card, state.dice)[0]
         raise ValueError(f"no decision to make: the game is over (decision {decision!r})")
@@ -428,7 +436,7 @@ class RolloutPolicy:
         self.reset()
         marker = round_marker(state)
         rounds = 0
-        while state.decision != _NONE:
+        while state.decision != DECISION_NONE:
             if horizon is not None:
                 now = round_marker(state)
                 if now != marker:
@@ -450,7 +458,7 @@ class RolloutPolicy:
         """Per seat, a win chance in [0, 1] from the expected VP lead: the dice of the
         categories weighted by each seat's chance to win them, plus its gold at a coin value
         in VP (the VP still to buy at auction, shared over all the gold in hands)."""
-        if state.decision == _NONE:
+        if state.decision == DECISION_NONE:
             winners = state.winners
             return [1.0 / len(winners) if seat in winners else 0.0 for seat in range(state.num_players)]
         race = self.race(state)
@@ -506,7 +514,7 @@ def _highest_coin_of_cover(ones: int, twos: int, threes: int, owed: int) -> int:
 
 def round_marker(state: State) -> tuple[int, int]:
     """Changes when a gift turn or an auction ends."""
-    if state.phase == Phase.GIFT:
+    if state.phase == PHASE_GIFT:
         return (0, state.active_player)
     return (1, len(state.auction_pile))
 

@@ -4,8 +4,10 @@
 :mod:`biblios_env.engine`, the action table in :mod:`biblios_env.actions` and the
 observation layout in :mod:`biblios_env.observations`.
 
-Importing this package loads nothing but this file (Python runs it before any submodule, so it
-belongs to the lowest layer): the names below are imported on first use (PEP 562), and
+Importing this package loads nothing but this file and :mod:`biblios_env.compiled_core`
+(Python runs it before any submodule, so it belongs to the lowest layer; it decides, before any
+hot module is imported, whether the compiled core or the pure-Python source runs, and
+:data:`COMPILED` says which): the names below are imported on first use (PEP 562), and
 ``import biblios_env.engine`` runs without PettingZoo or Gymnasium (``tests/test_architecture.py``
 checks it in a fresh interpreter). ``import biblios_env``
 still registers ``"biblios/Biblios-v1"`` with PettingZoo's registry: at once if PettingZoo is
@@ -21,7 +23,13 @@ import sys
 from types import ModuleType
 from typing import Any
 
+from biblios_env import compiled_core
+
 __version__ = "0.1.0"
+
+#: True when the compiled core (the hot modules built with mypyc) is loaded, False on the
+#: pure-Python path (no compiler at install time, ``BIBLIOS_PURE_PYTHON=1``, or a stale build).
+COMPILED: bool = compiled_core.load()
 
 #: The package's public names and the module each comes from.
 _HOMES = {
@@ -33,7 +41,7 @@ _HOMES = {
     "raw_env": "biblios_env.pettingzoo_env",
 }
 
-__all__ = ["ENV_ID", "LAYOUT_FINGERPRINT", "Game", "IllegalActionError", "env", "raw_env"]
+__all__ = ["COMPILED", "ENV_ID", "LAYOUT_FINGERPRINT", "Game", "IllegalActionError", "env", "raw_env"]
 
 
 def __getattr__(name: str) -> Any:

@@ -209,6 +209,10 @@ def make_view(**fields) -> PlayerView:
         "auction_pile_size": 5,
     }
     base.update(fields)
+    # The view's read-only fields are tuples (the compiled build checks the declared types).
+    for name in ("dice", "quota", "common_area", "own_auction_cards", "public_discard", "own_face_down_discard"):
+        base[name] = tuple(base[name])
+    base["opponent_cards"] = [tuple(cards) for cards in base["opponent_cards"]]
     base["hand"] = sorted(base["hand"])
     if "hand_sizes" not in fields:
         base["hand_sizes"] = [len(base["hand"]), len(base["opponent_cards"][0])]
@@ -327,7 +331,7 @@ def test_takes_the_obviously_best_common_area_card(cls):
         auction_pile_size=3,
     )
     assert decide(cls(), view, [take(HOLY_BOOKS_1_B), take(MONKS_4_I)]) == take(MONKS_4_I)
-    gold = replace(view, common_area=[GOLD_1, GOLD_3], hand=[])
+    gold = replace(view, common_area=(GOLD_1, GOLD_3), hand=[])
     assert decide(cls(), gold, [take(GOLD_1), take(GOLD_3)]) == take(GOLD_3)
 
 

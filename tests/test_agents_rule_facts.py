@@ -26,7 +26,7 @@ from agents.ismcts import ISMCTSAgent
 from agents.rollout_policy import Race, RolloutPolicy
 from biblios_env.actions import BID_BASE, CHURCH_DECLINE, PASS, church_changes
 from biblios_env.agent_interface import AgentObservation
-from biblios_env.cards import CHURCH_IDS, GOLD_IDS_BY_VALUE, IS_GOLD, gold_value
+from biblios_env.cards import CHURCH_IDS, GOLD_IDS_BY_VALUE, IS_GOLD, NUM_CATEGORIES, gold_value
 from biblios_env.engine import Game, church
 from biblios_env.engine.auctions import capacity, cheapest_cover
 from biblios_env.engine.state import Decision, Phase, State
@@ -114,11 +114,21 @@ def test_race_model_chances_follow_the_lead_and_the_letter() -> None:
     assert _Race(0.0, 1.0, 0.4, -30.0).win_chance(0, 0, 9, 0, 9) == 0.0  # nobody wins an empty category
 
 
-@pytest.mark.parametrize(("model", "cut_off"), [(Assessment, HEURISTIC_ZERO_BELOW), (Race, ROLLOUT_ZERO_BELOW)])
-def test_each_race_model_counts_a_lead_below_its_cut_off_as_lost(model: type[RaceModel], cut_off: float) -> None:
+def _race_models() -> dict[str, RaceModel]:
+    """One of each race model, on the first position of a game."""
+    game = Game(2, seed=0)
+    return {
+        "Assessment": Assessment(player_view(game.state, 0)),
+        "Race": Race(game.state, SIGMA_BASE, SIGMA_SCALE, TIE_MARGIN, dead=[0] * NUM_CATEGORIES),
+    }
+
+
+@pytest.mark.parametrize(("model", "cut_off"), [("Assessment", HEURISTIC_ZERO_BELOW), ("Race", ROLLOUT_ZERO_BELOW)])
+def test_each_race_model_counts_a_lead_below_its_cut_off_as_lost(model: str, cut_off: float) -> None:
     """The heuristics and the rollout policy keep their own cut-offs (named, not copied)."""
-    assert model.zero_below == cut_off
-    race = _Race(future=5.0, sigma=1.0, tie_margin=0.0, zero_below=model.zero_below)
+    zero_below = _race_models()[model].zero_below
+    assert zero_below == cut_off
+    race = _Race(future=5.0, sigma=1.0, tie_margin=0.0, zero_below=zero_below)
     assert race.win_chance(0, 1, 0, 1 - cut_off + 0.01, 9) == 0.0
     assert race.win_chance(0, 1, 0, 1 - cut_off - 0.01, 9) > 0.0
 

@@ -25,8 +25,20 @@ ROOT = Path(__file__).resolve().parent.parent
 #: submodules) and the third-party packages its modules may import besides the standard library.
 LAYERS: Final[tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]] = (
     # The package's __init__ runs before any submodule, so it sits at the bottom; its public
-    # names (env, Game, ...) are imported on first use, never at import time.
-    ("tables", ("biblios_env", "biblios_env.version", "biblios_env.cards", "biblios_env.actions"), ("numpy",)),
+    # names (env, Game, ...) are imported on first use, never at import time. It first asks
+    # compiled_core which build to load (the build writes _compiled_digests beside it).
+    (
+        "tables",
+        (
+            "biblios_env",
+            "biblios_env.compiled_core",
+            "biblios_env._compiled_digests",
+            "biblios_env.version",
+            "biblios_env.cards",
+            "biblios_env.actions",
+        ),
+        ("numpy",),
+    ),
     ("engine", ("biblios_env.engine", "biblios_env.engine.*"), ("numpy",)),
     (
         "encoding",
@@ -46,7 +58,7 @@ LAYERS: Final[tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]] = (
     (
         "agents",
         ("agents", "agents.*"),
-        ("numpy", "gymnasium", "pettingzoo", "torch", "stable_baselines3", "sb3_contrib"),
+        ("numpy", "gymnasium", "pettingzoo", "torch", "stable_baselines3", "sb3_contrib", "mypy_extensions"),
     ),
     (
         "experiments",
@@ -184,6 +196,9 @@ def test_the_engine_imports_without_the_env_libraries() -> None:
     for package in ("pettingzoo", "gymnasium", "torch", "stable_baselines3", "sb3_contrib", "pandas"):
         assert package not in loaded, f"import biblios_env.engine loaded {package}"
     assert {name for name in loaded if name.startswith("biblios_env.")} <= {
+        "biblios_env.compiled_core",
+        "biblios_env._compiled_digests",
+        "biblios_env._compiled__mypyc",
         "biblios_env.cards",
         "biblios_env.actions",
         *(name for name in MODULES if name.startswith("biblios_env.engine")),

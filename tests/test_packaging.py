@@ -5,7 +5,8 @@ build environment and the ``[build-system]`` that pyproject.toml declares) from 
 files a clone has (``git ls-files``: tracked files and new ones not ignored), so the test
 never writes ``build/`` or ``*.egg-info`` into the working tree that others are using, and
 ``tests/`` and ``notebooks/`` are in the copy: their absence from the wheel is a real check.
-One wheel is built per test session (about 5 s, mostly pip's isolated build environment).
+One wheel is built per test session: a few minutes where a C compiler is, since the wheel
+carries the compiled core (``setup.py``), about 5 s without one.
 
 The install check puts the wheel into a *fresh* virtual environment with ``pip install
 --no-deps`` and plays from there, in a folder outside the clone. Why ``--no-deps`` and how the
@@ -16,8 +17,8 @@ to ``sys.path`` *after* the fresh environment's own site-packages and does not r
 ``.pth`` files inside it, so the clone's editable install (a ``.pth`` hook there) stays
 inactive: ``biblios_env``, ``agents`` and ``experiments`` can only come from the wheel, which
 the test asserts through their ``__file__``. The dependencies themselves are declared in the
-wheel's metadata, checked separately. The whole module runs in a few seconds, so it is part
-of the default run.
+wheel's metadata, checked separately. The whole module runs in a few
+minutes, most of it compiling; it is part of the default run, since the wheel is what users install.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from importlib import import_module
 from pathlib import Path
 
 import pytest
+
+from biblios_env import compiled_core
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The console scripts of pyproject.toml and the functions they call.
@@ -94,6 +97,21 @@ def test_wheel_ships_the_policies_as_package_data(wheel: Path) -> None:
     assert not missing, f"the wheel lacks agents/policies/{missing}"
 
 
+def test_wheel_carries_the_compiled_core_when_built_with_a_compiler(wheel: Path) -> None:
+    """Built where a C compiler is (always in CI), the wheel holds every compiled module beside its
+    source, the group's shared library and the recorded source digests."""
+    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(compiler) is None:
+        pytest.skip(f"no C compiler ({compiler}) here: the wheel is pure Python")
+    names = _names(wheel)
+    suffix = re.compile(r"\.cpython-[^/]*\.so$|\.pyd$")
+    extensions = {suffix.sub("", name).replace("/", ".") for name in names if suffix.search(name)}
+    expected = {*compiled_core.COMPILED_MODULES, compiled_core.DIGESTS_MODULE, compiled_core.GROUP_NAME + "__mypyc"}
+    assert expected <= extensions, f"missing compiled modules: {sorted(expected - extensions)}"
+    sources = {name.removesuffix(".py").replace("/", ".") for name in names if name.endswith(".py")}
+    assert set(compiled_core.COMPILED_MODULES) <= sources, "the wheel must carry the pure-Python source too"
+
+
 def test_wheel_holds_the_packages_and_no_tests_or_notebooks(wheel: Path) -> None:
     top_level = {name.split("/", 1)[0] for name in _names(wheel)}
     packages = {name for name in top_level if not name.endswith(".dist-info")}
@@ -123,7 +141,7 @@ def test_wheel_metadata_declares_the_dependencies(wheel: Path) -> None:
         if line.startswith("Requires-Dist:")
     ]
     runtime = {re.match(r"[\w.-]+", requirement).group() for requirement in requirements if ";" not in requirement}  # type: ignore[union-attr]
-    assert runtime == {"numpy", "gymnasium", "pettingzoo"}, f"runtime requirements: {requirements}"
+    assert runtime == {"numpy", "gymnasium", "pettingzoo", "mypy_extensions"}, f"runtime requirements: {requirements}"
 
 
 def test_notebooks_extra_installs_a_jupyter_front_end(wheel: Path) -> None:
@@ -158,7 +176,7 @@ legal = list(game.legal_actions())
 action = agent.act(AgentObservation(player_view(game.state, seat), legal))
 assert action in legal, f"{action} is not among {legal}"
 game.apply(action)
-print("played", action)
+print("played", action, "compiled" if biblios_env.COMPILED else "pure")
 """
 
 
@@ -174,6 +192,8 @@ def test_installed_wheel_plays_a_ppo_move_outside_a_clone(wheel: Path, tmp_path:
     clean_environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     played = _run([python, "-c", PLAY_ONE_MOVE], cwd=outside, env=clean_environment)
     assert played.stdout.startswith("played ")
+    if any(name.endswith(".so") for name in _names(wheel)):
+        assert played.stdout.split()[-1] == "compiled", "the installed wheel did not load its compiled core"
     for script in CONSOLE_SCRIPTS:
         usage = _run([environment / "bin" / script, "--help"], cwd=outside, env=clean_environment)
         assert "usage:" in usage.stdout

@@ -33,7 +33,7 @@ from biblios_env.cards import CARD_VALUE, CHURCH_IDS, DIE_MAX, DIE_MIN, IS_CHURC
 from biblios_env.engine import Decision, Game, IllegalActionError, State
 from biblios_env.engine.facts import MAX_GAME_LENGTH
 from biblios_env.engine.log import to_log
-from biblios_env.engine.state import indicator_row
+from biblios_env.engine.state import STATE_FIELDS, indicator_row
 from biblios_env.engine.views import player_view
 from biblios_env.observations import decode, encode_state
 
@@ -114,7 +114,7 @@ def check_step(game: Game, snapshot: dict[str, Any]) -> None:
 def full_record(game: Game) -> str:
     """Everything a game holds (every state field, the generator's state, the history)."""
     state = game.state
-    fields = {name: getattr(state, name) for name in State.__slots__ if not name.startswith("_")}
+    fields = {name: getattr(state, name) for name in STATE_FIELDS if not name.startswith("_")}
     fields["rng"] = state.rng.bit_generator.state
     fields["history"] = game.history
     fields["legal"] = game.legal_actions()
@@ -288,7 +288,7 @@ def test_clone_is_independent_and_replays_chance(
 def _vandalize(game: Game) -> None:
     """Mutate every mutable part of a game's state in place."""
     state = game.state
-    for name in State.__slots__:
+    for name in STATE_FIELDS:
         value = getattr(state, name)
         if isinstance(value, list):
             if value and isinstance(value[0], list):

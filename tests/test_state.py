@@ -12,6 +12,7 @@ import pytest
 from biblios_env.actions import AUCTION
 from biblios_env.engine import Game, Phase, State, player_view, sample_state
 from biblios_env.engine.state import (
+    STATE_FIELDS,
     add_card,
     discard_face_down,
     discard_face_up,
@@ -60,7 +61,7 @@ def random_states(seed: int, every: int = 5) -> list[State]:
 
 def test_the_constructor_sets_every_field_to_an_empty_table() -> None:
     state = State(3, np.random.default_rng(0), first_player=2, bluffs=True)
-    assert all(hasattr(state, name) for name in State.__slots__), [n for n in State.__slots__ if not hasattr(state, n)]
+    assert all(hasattr(state, name) for name in STATE_FIELDS), [n for n in STATE_FIELDS if not hasattr(state, n)]
     assert (state.num_players, state.first_player, state.current_player, state.active_player) == (3, 2, 2, 2)
     assert state.bluffs and not state.strict_bids and not state.auction_order_placed
     assert state.phase == Phase.GIFT and state.dice == [3] * 5
@@ -71,7 +72,7 @@ def test_the_constructor_sets_every_field_to_an_empty_table() -> None:
 def test_clone_copies_every_field_and_shares_nothing_mutable() -> None:
     for state in random_states(seed=1, every=37):
         other = state.clone()
-        for name in State.__slots__:
+        for name in STATE_FIELDS:
             if name in ("_rng", "_rng_state"):
                 continue
             mine, theirs = getattr(state, name), getattr(other, name)

@@ -16,7 +16,7 @@ import pytest
 
 from biblios_env.agent_interface import UniformRandomAgent
 from biblios_env.engine import Game
-from biblios_env.engine.state import State
+from biblios_env.engine.state import STATE_FIELDS, State
 from biblios_env.engine.views import PlayerView, player_view
 from experiments import benchmark
 from experiments.match import play_game
@@ -27,7 +27,7 @@ _SENTINEL: Final = 7  # a card id and die value that is valid, so a corrupted st
 
 def state_contents(state: State) -> dict[str, Any]:
     """Every field of the state but its generator, deep-copied (State has no ``__eq__``)."""
-    return {name: copy.deepcopy(getattr(state, name)) for name in State.__slots__ if not name.startswith("_")}
+    return {name: copy.deepcopy(getattr(state, name)) for name in STATE_FIELDS if not name.startswith("_")}
 
 
 def vandalize(value: Any) -> int:

@@ -12,14 +12,12 @@ from typing import Final
 from biblios_env.actions import BID_BASE, MAX_BID, PASS, PAY_BASE, REFUSE
 from biblios_env.cards import CARD_VALUE, IS_CHURCH, IS_GOLD, gold_value
 from biblios_env.engine import church
+from biblios_env.engine.flow import DECISION_BID, DECISION_PAY, PHASE_AUCTION, RESUME_AUCTIONING
 from biblios_env.engine.state import (
     CHANCE_AUCTION_ORDER,
     CHANCE_PENALTY,
     NO_CARD,
     NO_SEAT,
-    Decision,
-    Phase,
-    Resume,
     State,
     add_card,
     discard_face_down,
@@ -35,7 +33,7 @@ from biblios_env.engine.visibility import payment_face_up
 
 def start_phase(state: State) -> bool:
     """Shuffle the auction pile (unless replaying the placed order) and hold the first auction."""
-    state.phase = Phase.AUCTION
+    state.phase = PHASE_AUCTION
     if not state.auction_order_placed:
         placed = state.auction_pile[::-1]  # the pile as placed, first card first
         order = [placed[int(i)] for i in state.rng.permutation(len(placed))]
@@ -70,7 +68,7 @@ def open_bidding(state: State) -> bool:
     first = _next_bidder(state, state.active_player)
     if first == NO_SEAT:  # every player has defaulted on this card: nobody can buy it
         return _discard_unsold(state)
-    state.decision = Decision.BID
+    state.decision = DECISION_BID
     state.current_player = first
     return True
 
@@ -177,7 +175,7 @@ def _next_turn(state: State) -> bool:
     if following == state.high_bidder:
         state.payment = []
         state.payment_value = 0
-        state.decision = Decision.PAY
+        state.decision = DECISION_PAY
         state.current_player = state.high_bidder
         return True
     state.current_player = following
@@ -234,7 +232,7 @@ def pay(state: State, card: int) -> bool:
     won = state.auction_card
     state.auction_card = NO_CARD
     if IS_CHURCH[won]:
-        church.acquire(state, seat, won, Resume.AUCTIONING)
+        church.acquire(state, seat, won, RESUME_AUCTIONING)
         return True
     enter_hand_publicly(state, seat, won)
     return advance(state)

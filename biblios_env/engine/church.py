@@ -10,7 +10,8 @@ from collections.abc import Sequence
 
 from biblios_env.actions import CHURCH_MOVES, church_changes
 from biblios_env.cards import CARD_CHURCH, DIE_MAX, DIE_MIN
-from biblios_env.engine.state import NO_CARD, NO_SEAT, Decision, State, discard_face_up
+from biblios_env.engine.flow import DECISION_CHURCH
+from biblios_env.engine.state import NO_CARD, NO_SEAT, State, discard_face_up
 
 
 def acquire(state: State, seat: int, card: int, resume: int) -> None:
@@ -18,7 +19,7 @@ def acquire(state: State, seat: int, card: int, resume: int) -> None:
     state.church_card = card
     state.church_owner = seat
     state.church_resume = resume
-    state.decision = Decision.CHURCH
+    state.decision = DECISION_CHURCH
     state.current_player = seat
 
 

@@ -35,6 +35,23 @@ class Resume(IntEnum):
     AUCTIONING = 2  # won at auction: the next auction starts
 
 
+# The members as plain ints, the values the state's fields hold and the hot code compares with:
+# the same on both builds (a compiled field typed ``int`` would turn a member into a plain int
+# anyway), and a compiled module reads a ``Final`` int as a C value where an enum member is an
+# attribute lookup. ``Decision(state.decision).name`` still names one.
+PHASE_GIFT: Final = int(Phase.GIFT)
+PHASE_AUCTION: Final = int(Phase.AUCTION)
+PHASE_END: Final = int(Phase.END)
+DECISION_PLACE: Final = int(Decision.PLACE)
+DECISION_TAKE: Final = int(Decision.TAKE)
+DECISION_CHURCH: Final = int(Decision.CHURCH)
+DECISION_BID: Final = int(Decision.BID)
+DECISION_PAY: Final = int(Decision.PAY)
+DECISION_NONE: Final = int(Decision.NONE)
+RESUME_PLACING: Final = int(Resume.PLACING)
+RESUME_TAKING: Final = int(Resume.TAKING)
+RESUME_AUCTIONING: Final = int(Resume.AUCTIONING)
+
 NO_CARD: Final = -1
 NO_SEAT: Final = -1
 

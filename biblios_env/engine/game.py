@@ -9,14 +9,15 @@ from __future__ import annotations
 import secrets
 from bisect import bisect_left
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, SupportsIndex
 
 import numpy as np
 
 from biblios_env.actions import check_action, describe
 from biblios_env.engine import rules
+from biblios_env.engine.flow import PHASE_END
 from biblios_env.engine.setup import check_num_players, check_seat, new_state
-from biblios_env.engine.state import NO_CARD, Decision, Phase, State
+from biblios_env.engine.state import NO_CARD, Decision, State
 
 STANDARD: Final = "standard"
 #: The "medieval bluffs" penalty variant (RULES §5).
@@ -52,9 +53,6 @@ def check_seed(seed: object) -> int:
     return int(seed)
 
 
-_END: Final = Phase.END
-
-
 class Game:
     """One game of Biblios from setup to scoring.
 
@@ -83,38 +81,48 @@ class Game:
     history: list[int]
     _legal: list[int] | None
 
+    def __new__(cls, *args: object, **kwargs: object) -> Game:
+        """An instance with no field set: :meth:`from_state` and :meth:`clone` fill every field
+        through :meth:`_fill`, and a compiled class (mypyc) can skip ``__init__`` only through a
+        ``__new__`` of its own."""
+        return super().__new__(cls)
+
+    # The arguments are typed as what is accepted (numpy ints among the ints) and checked in
+    # the body, so that a bad value gets the same named ValueError on both builds: a compiled
+    # parameter typed ``int``, ``str`` or ``bool`` would reject it with a bare TypeError first.
     def __init__(
         self,
-        num_players: int = 2,
+        num_players: SupportsIndex = 2,
         *,
-        seed: int | None = None,
-        penalty: str = "standard",
-        strict_bids: bool = False,
-        first_player: int = 0,
-        auction_order: str = "shuffle",
+        seed: SupportsIndex | None = None,
+        penalty: object = "standard",
+        strict_bids: object = False,
+        first_player: SupportsIndex = 0,
+        auction_order: object = "shuffle",
         deck: Sequence[int] | None = None,
-        auto_forced: bool = True,
+        auto_forced: object = True,
     ) -> None:
-        num_players = check_num_players(num_players)
+        players = check_num_players(num_players)
         config: dict[str, Any] = {
-            "num_players": num_players,
+            "num_players": players,
             "penalty": _check_choice("penalty", penalty, PENALTIES),
             "strict_bids": _check_bool("strict_bids", strict_bids),
-            "first_player": check_seat(first_player, num_players, "first_player"),
+            "first_player": check_seat(first_player, players, "first_player"),
             "auction_order": _check_choice("auction_order", auction_order, AUCTION_ORDERS),
         }
-        seed = secrets.randbits(63) if seed is None else check_seed(seed)
+        game_seed = secrets.randbits(63) if seed is None else check_seed(seed)
         state = new_state(
-            num_players,
-            np.random.default_rng(seed),
+            players,
+            np.random.default_rng(game_seed),
             first_player=config["first_player"],
-            bluffs=penalty == BLUFFS,
+            bluffs=config["penalty"] == BLUFFS,
             strict_bids=config["strict_bids"],
-            auction_order_placed=auction_order == PLACED_ORDER,
+            auction_order_placed=config["auction_order"] == PLACED_ORDER,
             deck=deck,
         )
         deck_as_dealt = tuple(state.draw_pile[::-1])
-        self._fill(config, seed, deck_as_dealt, deck is not None, _check_bool("auto_forced", auto_forced), state, [])
+        forced = _check_bool("auto_forced", auto_forced)
+        self._fill(config, game_seed, deck_as_dealt, deck is not None, forced, state, [])
         rules.start_game(state)
         self.apply_forced()
 
@@ -169,7 +177,7 @@ class Game:
 
     @property
     def is_over(self) -> bool:
-        return self.state.phase == _END
+        return self.state.phase == PHASE_END
 
     @property
     def phase_name(self) -> str:
@@ -183,24 +191,26 @@ class Game:
         return legal
 
     # ----------------------------------------------------------------- stepping
-    def apply(self, action: int) -> None:
+    def apply(self, action: SupportsIndex) -> None:
         """Apply ``action`` for :attr:`current_player`; raise IllegalActionError if it is not legal."""
         legal = self._legal
         if legal is None:
             legal = self.legal_actions()
-        if type(action) is not int:  # numpy ints are fine; bools, floats and strings are not
+        if type(action) is int:
+            chosen = action
+        else:  # numpy ints are fine; bools, floats and strings are not
             try:
-                action = check_action(action)
+                chosen = check_action(action)
             except ValueError as error:
                 raise IllegalActionError(
                     f"action {action!r} is not an action id ({error}); legal: {self._legal_text(legal)}"
                 ) from None
-        index = bisect_left(legal, action)  # legal is ascending; a list scan costs far more on bids
-        if index == len(legal) or legal[index] != action:
-            raise IllegalActionError(self._illegal_message(action, legal))
+        index = bisect_left(legal, chosen)  # legal is ascending; a list scan costs far more on bids
+        if index == len(legal) or legal[index] != chosen:
+            raise IllegalActionError(self._illegal_message(chosen, legal))
         state = self.state
-        rules.apply(state, action)
-        self.history.append(action)
+        rules.apply(state, chosen)
+        self.history.append(chosen)
         legal = self._legal = rules.legal_actions(state)  # apply_forced(), inlined: it runs at every decision
         if len(legal) == 1 and self.auto_forced:
             self._apply_single_options(legal)

@@ -13,7 +13,8 @@ from __future__ import annotations
 from biblios_env.actions import AUCTION, COMMON, KEEP
 from biblios_env.cards import IS_CHURCH
 from biblios_env.engine import church
-from biblios_env.engine.state import NO_CARD, Decision, Resume, State, add_card, enter_hand_publicly, remove_card
+from biblios_env.engine.flow import DECISION_PLACE, DECISION_TAKE, RESUME_PLACING, RESUME_TAKING
+from biblios_env.engine.state import NO_CARD, State, add_card, enter_hand_publicly, remove_card
 
 
 def start_turn(state: State, active: int) -> None:
@@ -26,7 +27,7 @@ def start_turn(state: State, active: int) -> None:
 
 def _draw(state: State) -> None:
     state.drawn_card = state.draw_pile.pop()
-    state.decision = Decision.PLACE
+    state.decision = DECISION_PLACE
     state.current_player = state.active_player
 
 
@@ -39,7 +40,7 @@ def place(state: State, slot: int) -> None:
     if slot == KEEP:
         if IS_CHURCH[card]:
             # Kept church cards are acquired at once and never reach the hand (RULES §4).
-            church.acquire(state, seat, card, Resume.PLACING)
+            church.acquire(state, seat, card, RESUME_PLACING)
             return
         state.kept_card = card
     elif slot == AUCTION:
@@ -69,7 +70,7 @@ def next_taker(state: State) -> bool:
     state.taker = state.next_seat(state.taker)
     if state.taker == state.active_player:
         return False
-    state.decision = Decision.TAKE
+    state.decision = DECISION_TAKE
     state.current_player = state.taker
     return True
 
@@ -79,7 +80,7 @@ def take(state: State, card: int) -> bool:
     seat = state.current_player
     remove_card(state.common_area, state.common_row, card)
     if IS_CHURCH[card]:
-        church.acquire(state, seat, card, Resume.TAKING)
+        church.acquire(state, seat, card, RESUME_TAKING)
         return True
     enter_hand_publicly(state, seat, card)
     return next_taker(state)

@@ -9,13 +9,23 @@ from __future__ import annotations
 
 from biblios_env.actions import AUCTION, BID_BASE, COMMON, KEEP, PASS, PAY_BASE, REFUSE, TAKE_BASE
 from biblios_env.engine import auctions, church, gifts
+from biblios_env.engine.flow import (
+    DECISION_BID,
+    DECISION_CHURCH,
+    DECISION_NONE,
+    DECISION_PAY,
+    DECISION_PLACE,
+    DECISION_TAKE,
+    PHASE_END,
+    RESUME_PLACING,
+    RESUME_TAKING,
+)
 from biblios_env.engine.scoring import score
-from biblios_env.engine.state import NO_SEAT, Decision, Phase, Resume, State
+from biblios_env.engine.state import NO_SEAT, State
 
 _PLACE_ORDER = (KEEP, AUCTION, COMMON)
 _OPEN_BIDS = auctions.BID_LEGAL
 # Module constants: a global load is cheaper than an enum attribute load in these hot functions.
-_BID, _PAY, _PLACE, _TAKE, _CHURCH = Decision.BID, Decision.PAY, Decision.PLACE, Decision.TAKE, Decision.CHURCH
 
 
 def start_game(state: State) -> None:
@@ -29,18 +39,18 @@ def legal_actions(state: State) -> list[int]:
     Decisions are tested most frequent first: bids outnumber all other decisions together.
     """
     decision = state.decision
-    if decision == _BID:
+    if decision == DECISION_BID:
         if state.strict_bids:
             return auctions.bid_legal_actions(state)
         return _OPEN_BIDS[state.high_bid][:]  # bid_legal_actions() without strict bids, saving a call
-    if decision == _PAY:
+    if decision == DECISION_PAY:
         return auctions.pay_legal_actions(state)
-    if decision == _PLACE:
+    if decision == DECISION_PLACE:
         quota = state.quota
         return [slot for slot in _PLACE_ORDER if quota[slot]]
-    if decision == _TAKE:
+    if decision == DECISION_TAKE:
         return sorted([TAKE_BASE + card for card in state.common_area])
-    if decision == _CHURCH:
+    if decision == DECISION_CHURCH:
         return church.legal_actions(state)
     return []
 
@@ -48,14 +58,14 @@ def legal_actions(state: State) -> list[int]:
 def apply(state: State, action: int) -> None:
     """Apply a legal ``action`` for the current player and run play on to the next decision."""
     decision = state.decision
-    if decision == _BID:
+    if decision == DECISION_BID:
         going = auctions.pass_(state) if action == PASS else auctions.bid(state, action - BID_BASE)
-    elif decision == _PAY:
+    elif decision == DECISION_PAY:
         going = auctions.refuse(state) if action == REFUSE else auctions.pay(state, action - PAY_BASE)
-    elif decision == _PLACE:
+    elif decision == DECISION_PLACE:
         gifts.place(state, action)
         return
-    elif decision == _TAKE:
+    elif decision == DECISION_TAKE:
         going = gifts.take(state, action - TAKE_BASE) or _end_gift_turn(state)
     else:
         church.resolve(state, action)
@@ -66,10 +76,10 @@ def apply(state: State, action: int) -> None:
 
 def _resume_after_church(state: State) -> bool:
     resume = state.church_resume
-    if resume == Resume.PLACING:
+    if resume == RESUME_PLACING:
         gifts.continue_placing(state)
         return True
-    if resume == Resume.TAKING:
+    if resume == RESUME_TAKING:
         return gifts.next_taker(state) or _end_gift_turn(state)
     return auctions.advance(state)
 
@@ -83,7 +93,7 @@ def _end_gift_turn(state: State) -> bool:
 
 
 def _end_game(state: State) -> None:
-    state.phase = Phase.END
-    state.decision = Decision.NONE
+    state.phase = PHASE_END
+    state.decision = DECISION_NONE
     state.current_player = NO_SEAT
     state.vp, state.winners, state.category_winners = score(state.hands, state.dice)

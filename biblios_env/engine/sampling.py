@@ -48,9 +48,21 @@ from typing import Final
 import numpy as np
 
 from biblios_env.cards import CARD_VALUE, GOLD_IDS_BY_VALUE, IS_CHURCH, IS_GOLD, NUM_CARDS, gold_value
+from biblios_env.engine.flow import (
+    DECISION_BID,
+    DECISION_CHURCH,
+    DECISION_PAY,
+    DECISION_PLACE,
+    DECISION_TAKE,
+    PHASE_AUCTION,
+    PHASE_GIFT,
+    RESUME_AUCTIONING,
+    RESUME_PLACING,
+    RESUME_TAKING,
+)
 from biblios_env.engine.game import Game
 from biblios_env.engine.setup import GIFT_TURNS, GOLD_REMOVED_PER_VALUE, REMOVED_COUNT
-from biblios_env.engine.state import NO_CARD, NO_SEAT, Decision, Phase, Resume, State
+from biblios_env.engine.state import NO_CARD, NO_SEAT, State
 from biblios_env.engine.views import PlayerView
 
 _HAND, _FACE_DOWN = 0, 1
@@ -117,7 +129,7 @@ class _Sampler:
             set(view.public_at_last_loss[(seat - me) % n]) if view.public_at_last_loss else set() for seat in range(n)
         ]
         # Hidden places outside the hands: the card an opponent is placing, the others' auction cards.
-        self.placing_hidden = view.phase == Phase.GIFT and view.decision == Decision.PLACE and view.current_player != 0
+        self.placing_hidden = view.phase == PHASE_GIFT and view.decision == DECISION_PLACE and view.current_player != 0
         self.auction_hidden = view.auction_pile_size - len(view.own_auction_cards)
 
     def seat(self, relative: int) -> int:
@@ -322,7 +334,7 @@ class _Sampler:
         opponent's standing high bid on a non-gold card shows they hold that much gold:
         ``(seat, coins still missing from its known cards)``, or ``(NO_SEAT, 0)``."""
         view = self.view
-        if not view.strict_bids or view.decision not in (Decision.BID, Decision.PAY):
+        if not view.strict_bids or view.decision not in (DECISION_BID, DECISION_PAY):
             return NO_SEAT, 0
         if view.high_bidder in (NO_SEAT, 0) or view.auction_card == NO_CARD or IS_GOLD[view.auction_card]:
             return NO_SEAT, 0
@@ -367,8 +379,8 @@ class _Sampler:
         view, n, me, rng = self.view, self.n, self.me, self.rng
         first = self.seat(view.first_player)
         size = view.auction_pile_size
-        if view.phase == Phase.GIFT or view.auction_order_placed:
-            placed = size if view.phase == Phase.GIFT else GIFT_TURNS[n]  # cards put on the pile in all
+        if view.phase == PHASE_GIFT or view.auction_order_placed:
+            placed = size if view.phase == PHASE_GIFT else GIFT_TURNS[n]  # cards put on the pile in all
             owners = [(first + turn) % n for turn in range(placed - size, placed)]  # top of the pile first
             own_places = [index for index, seat in enumerate(owners) if seat == me]
             if len(own_places) == len(own):
@@ -401,7 +413,7 @@ class _Sampler:
             pile[index] = card
         # The others' cards fill the free places top down during the gifts and bottom up during the
         # auctions: the order this sampler has always dealt them in, so samples replay exactly.
-        order = range(size) if self.view.phase == Phase.GIFT else range(size - 1, -1, -1)
+        order = range(size) if self.view.phase == PHASE_GIFT else range(size - 1, -1, -1)
         dealt = iter(others)
         for index in order:
             if pile[index] == NO_CARD:
@@ -483,14 +495,14 @@ class _Sampler:
         """Who resolves the church card, where play resumes after it, and who is taking: the view
         does not say, but the rules do (RULES §3, §4)."""
         view = self.view
-        church_owner = state.current_player if view.decision == Decision.CHURCH else NO_SEAT
-        if view.phase == Phase.AUCTION:
-            resume = Resume.AUCTIONING
+        church_owner = state.current_player if view.decision == DECISION_CHURCH else NO_SEAT
+        if view.phase == PHASE_AUCTION:
+            resume = RESUME_AUCTIONING
         else:
             # The active player never takes from the common area, so a church card held by
             # anyone else during the gifts was taken from it (RULES §3, §4).
-            resume = Resume.PLACING if church_owner in (NO_SEAT, state.active_player) else Resume.TAKING
-        taking = view.decision == Decision.TAKE or (church_owner != NO_SEAT and resume == Resume.TAKING)
+            resume = RESUME_PLACING if church_owner in (NO_SEAT, state.active_player) else RESUME_TAKING
+        taking = view.decision == DECISION_TAKE or (church_owner != NO_SEAT and resume == RESUME_TAKING)
         state.taker = state.current_player if taking else NO_SEAT
         state.church_owner = church_owner
         state.church_resume = resume

@@ -39,9 +39,10 @@ def check_num_players(num_players: object) -> int:
     a caller's mistake, not a player count (RULES §2: 2, 3 or 4 players).
     """
     is_int = isinstance(num_players, int | np.integer) and not isinstance(num_players, bool)
-    if not is_int or num_players not in PLAYER_COUNTS:
+    count = int(num_players) if isinstance(num_players, int | np.integer) else 0
+    if not is_int or count not in PLAYER_COUNTS:
         raise ValueError(f"num_players must be 2, 3 or 4, got {num_players!r}")
-    return int(num_players)
+    return count
 
 
 def check_seat(seat: object, num_players: int, what: str = "seat") -> int:

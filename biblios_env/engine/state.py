@@ -8,7 +8,7 @@ clone millions of times, so no ``deepcopy`` and no per-card objects.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -16,13 +16,79 @@ from biblios_env.cards import DIE_START, NUM_CARDS, NUM_CATEGORIES
 from biblios_env.engine.flow import (
     CHANCE_AUCTION_ORDER,
     CHANCE_PENALTY,
+    DECISION_PLACE,
     NO_CARD,
     NO_SEAT,
+    PHASE_GIFT,
+    RESUME_PLACING,
     Decision,
     Phase,
     Resume,
 )
 from biblios_env.engine.visibility import penalty_card_seen
+
+#: The fields of a :class:`State`: its ``__slots__``, and the list that tests and tools read (a
+#: compiled class has no ``__slots__`` attribute to read).
+STATE_FIELDS: Final = (
+    # configuration
+    "num_players",
+    "first_player",
+    "bluffs",
+    "strict_bids",
+    "auction_order_placed",
+    # flow
+    "phase",
+    "decision",
+    "current_player",
+    "active_player",
+    # the table
+    "dice",
+    "hands",
+    "draw_pile",
+    "auction_pile",
+    "common_area",
+    "discard",
+    "removed",
+    # gift turn
+    "drawn_card",
+    "kept_card",
+    "quota",
+    "taker",
+    # church card being resolved
+    "church_card",
+    "church_owner",
+    "church_resume",
+    # auction
+    "auction_card",
+    "high_bid",
+    "high_bidder",
+    "passed",
+    "excluded",
+    "payment",
+    "payment_value",
+    # public knowledge (RULES §7)
+    "public_hands",
+    "public_discard",
+    "private_discard",
+    "auction_contributions",
+    "penalty_moves",
+    "public_at_last_loss",
+    # derived: card indicator rows and per-seat penalty records (see init_derived)
+    "hand_rows",
+    "common_row",
+    "public_hand_rows",
+    "public_discard_row",
+    "contribution_rows",
+    "penalty_views",
+    # chance
+    "_rng",
+    "_rng_state",
+    "chance",
+    # result
+    "vp",
+    "winners",
+    "category_winners",
+)
 
 
 class State:
@@ -33,66 +99,7 @@ class State:
     seat's view can be built without replaying history.
     """
 
-    __slots__ = (
-        # configuration
-        "num_players",
-        "first_player",
-        "bluffs",
-        "strict_bids",
-        "auction_order_placed",
-        # flow
-        "phase",
-        "decision",
-        "current_player",
-        "active_player",
-        # the table
-        "dice",
-        "hands",
-        "draw_pile",
-        "auction_pile",
-        "common_area",
-        "discard",
-        "removed",
-        # gift turn
-        "drawn_card",
-        "kept_card",
-        "quota",
-        "taker",
-        # church card being resolved
-        "church_card",
-        "church_owner",
-        "church_resume",
-        # auction
-        "auction_card",
-        "high_bid",
-        "high_bidder",
-        "passed",
-        "excluded",
-        "payment",
-        "payment_value",
-        # public knowledge (RULES §7)
-        "public_hands",
-        "public_discard",
-        "private_discard",
-        "auction_contributions",
-        "penalty_moves",
-        "public_at_last_loss",
-        # derived: card indicator rows and per-seat penalty records (see init_derived)
-        "hand_rows",
-        "common_row",
-        "public_hand_rows",
-        "public_discard_row",
-        "contribution_rows",
-        "penalty_views",
-        # chance
-        "_rng",
-        "_rng_state",
-        "chance",
-        # result
-        "vp",
-        "winners",
-        "category_winners",
-    )
+    __slots__ = STATE_FIELDS
 
     num_players: int
     first_player: int
@@ -156,6 +163,11 @@ class State:
     winners: list[int]
     category_winners: list[int]
 
+    def __new__(cls, *args: object, **kwargs: object) -> State:
+        """An instance with no field set: :meth:`clone` fills every field itself, and a compiled
+        class (mypyc) can skip ``__init__`` only through a ``__new__`` of its own."""
+        return super().__new__(cls)
+
     def __init__(
         self,
         num_players: int,
@@ -177,8 +189,8 @@ class State:
         self.bluffs = bluffs
         self.strict_bids = strict_bids
         self.auction_order_placed = auction_order_placed
-        self.phase = Phase.GIFT
-        self.decision = Decision.PLACE
+        self.phase = PHASE_GIFT
+        self.decision = DECISION_PLACE
         self.current_player = first_player
         self.active_player = first_player
         self.dice = [DIE_START] * NUM_CATEGORIES
@@ -194,7 +206,7 @@ class State:
         self.taker = NO_SEAT
         self.church_card = NO_CARD
         self.church_owner = NO_SEAT
-        self.church_resume = Resume.PLACING
+        self.church_resume = RESUME_PLACING
         self.auction_card = NO_CARD
         self.high_bid = 0
         self.high_bidder = NO_SEAT
@@ -384,6 +396,7 @@ __all__ = [
     "CHANCE_PENALTY",
     "NO_CARD",
     "NO_SEAT",
+    "STATE_FIELDS",
     "Decision",
     "Phase",
     "Resume",

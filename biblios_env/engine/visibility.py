@@ -22,14 +22,13 @@ from typing import TYPE_CHECKING, Any, Final
 
 from biblios_env.actions import COMMON, KEEP
 from biblios_env.cards import IS_CHURCH, IS_GOLD
-from biblios_env.engine.flow import NO_CARD, Decision, Phase
+from biblios_env.engine.flow import DECISION_PLACE, DECISION_TAKE, NO_CARD, PHASE_GIFT
 
 if TYPE_CHECKING:  # the state module imports this one: the record is only read here
     from biblios_env.engine.state import State
 
 _NO_QUOTA: Final = (0, 0, 0)
 # Module constants: a global load is cheaper than an enum attribute load in the hot functions.
-_GIFT, _PLACE, _TAKE = Phase.GIFT, Decision.PLACE, Decision.TAKE
 
 
 def seat_secrets(state: State, seat: int) -> tuple[int, int, list[int] | tuple[int, ...], bool, list[int]]:
@@ -42,7 +41,7 @@ def seat_secrets(state: State, seat: int) -> tuple[int, int, list[int] | tuple[i
     payer (paying is one act, RULES §5): to everyone else the picked cards are still in the
     payer's hand, so they count in its hand size. Hand sizes are by seat relative to ``seat``.
     """
-    gift_phase = state.phase == _GIFT
+    gift_phase = state.phase == PHASE_GIFT
     hands = state.hands
     hand_sizes = list(map(len, hands[seat:] + hands[:seat]))
     payer = state.high_bidder
@@ -88,8 +87,8 @@ def decision_key(state: State, seat: int) -> tuple[Any, ...]:
     player = state.current_player
     chosen_from: Any = NO_CARD
     if player == seat:
-        if decision == _PLACE:
+        if decision == DECISION_PLACE:
             chosen_from = state.drawn_card
-        elif decision == _TAKE:
+        elif decision == DECISION_TAKE:
             chosen_from = tuple(sorted(state.common_area))
     return (decision, player, state.auction_card, state.church_card, chosen_from)
