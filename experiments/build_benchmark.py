@@ -24,12 +24,10 @@ import argparse
 import json
 import os
 import random
-import re
 import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Final
@@ -43,8 +41,6 @@ WORKLOADS: Final = {
     "ismcts": ("decisions_per_s", "simulated_per_s"),
 }
 PLAYERS: Final = 3
-#: Runs under valgrind must do the same work every time (see experiments.instruction_count).
-_REPRODUCIBLE: Final = {"PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 
 
 # ---------------------------------------------------------------------- the inner runs
@@ -189,25 +185,11 @@ def _table(runs: dict[str, dict[str, dict[str, list[float]]]], reference: str) -
 
 def _instructions(workload: str, size: int, environment: dict[str, str]) -> tuple[int, float]:
     """(instructions, work done) of one inner run under valgrind's callgrind."""
-    with tempfile.TemporaryDirectory() as folder:
-        out = Path(folder) / "callgrind.out"
-        command = [
-            "valgrind",
-            "--tool=callgrind",
-            f"--callgrind-out-file={out}",
-            sys.executable,
-            str(Path(__file__).resolve()),
-            "--inner",
-            workload,
-            "--size",
-            str(size),
-        ]
-        reproducible = {**environment, **_REPRODUCIBLE}
-        finished = subprocess.run(command, capture_output=True, text=True, env=reproducible, cwd=ROOT.parent)
-    collected = re.search(r"Collected : (\d+)", finished.stderr)
-    if finished.returncode != 0 or collected is None:
-        raise RuntimeError(f"{' '.join(command)} failed:\n{finished.stderr[-3000:]}")
-    return int(collected.group(1)), float(json.loads(finished.stdout.strip().splitlines()[-1])["work"])
+    from experiments.instruction_count import callgrind  # here: an inner run may use an older checkout
+
+    arguments = [str(Path(__file__).resolve()), "--inner", workload, "--size", str(size)]
+    instructions, printed = callgrind(arguments, environment, cwd=ROOT.parent)
+    return instructions, float(json.loads(printed.strip().splitlines()[-1])["work"])
 
 
 def count_instructions(builds: dict[str, dict[str, str]], workloads: list[str], size: int) -> str:

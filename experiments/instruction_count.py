@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
@@ -31,8 +32,7 @@ _START_UP_SEED = 10_000
 #: The runs under valgrind must do the same work every time: a fixed hash seed, and numpy's
 #: BLAS on one thread (its idle worker threads spin for a varying number of instructions,
 #: which moved the figures by up to 50% between identical runs).
-_REPRODUCIBLE: Final = {
-    **os.environ,
+_REPRODUCIBLE_SETTINGS: Final = {
     "PYTHONHASHSEED": "0",
     "OPENBLAS_NUM_THREADS": "1",
     "OMP_NUM_THREADS": "1",
@@ -53,30 +53,35 @@ def run_loop(loop: str, num_players: int, games: int) -> int:
     return env_playouts(make, num_players, games, seed=0)
 
 
-def _instructions(loop: str, num_players: int, games: int) -> tuple[int, int]:
-    """(instructions, decisions or steps) of one run under callgrind."""
+def callgrind(
+    arguments: list[str], environment: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> tuple[int, str]:
+    """Run ``python ARGUMENTS`` under valgrind's callgrind, reproducibly (see
+    :data:`_REPRODUCIBLE_SETTINGS`); returns the instructions it executed and what it printed."""
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "callgrind.out"
-        command = [
-            "valgrind",
-            "--tool=callgrind",
-            f"--callgrind-out-file={out}",
-            sys.executable,
-            "-m",
-            "experiments.instruction_count",
-            "--inner",
-            loop,
-            "--players",
-            str(num_players),
-            "--games",
-            str(games),
-        ]
-        finished = subprocess.run(command, capture_output=True, text=True, check=True, env=_REPRODUCIBLE)
+        command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, *arguments]
+        finished = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            env={**(environment or os.environ), **_REPRODUCIBLE_SETTINGS},
+            cwd=cwd,
+        )
     collected = re.search(r"Collected : (\d+)", finished.stderr)
-    counted = re.search(r"^count (\d+)$", finished.stdout, re.MULTILINE)
-    if collected is None or counted is None:
-        raise RuntimeError(f"could not read valgrind's output:\n{finished.stdout}\n{finished.stderr}")
-    return int(collected.group(1)), int(counted.group(1))
+    if finished.returncode != 0 or collected is None:
+        raise RuntimeError(f"{' '.join(command)} failed:\n{finished.stdout}\n{finished.stderr[-3000:]}")
+    return int(collected.group(1)), finished.stdout
+
+
+def _instructions(loop: str, num_players: int, games: int) -> tuple[int, int]:
+    """(instructions, decisions or steps) of one run under callgrind."""
+    arguments = ["-m", "experiments.instruction_count", "--inner", loop, "--players", str(num_players)]
+    instructions, printed = callgrind([*arguments, "--games", str(games)])
+    counted = re.search(r"^count (\d+)$", printed, re.MULTILINE)
+    if counted is None:
+        raise RuntimeError(f"could not read the loop's count:\n{printed}")
+    return instructions, int(counted.group(1))
 
 
 def build_parser() -> argparse.ArgumentParser:
