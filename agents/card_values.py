@@ -51,11 +51,10 @@ from biblios_env.engine import church
 from biblios_env.engine.scoring import NO_LETTER, category_totals
 from biblios_env.engine.views import PlayerView
 
-_CATEGORIES: Final = range(NUM_CATEGORIES)
 #: Total card value per category (Monks and Pigments 25 over 9 cards, the others 11; RULES §1).
 CATEGORY_TOTAL_VALUE: Final = tuple(
     sum(CARD_VALUE[card] for card in CATEGORY_IDS[CARDS_PER_CATEGORY * c : CARDS_PER_CATEGORY * (c + 1)])
-    for c in _CATEGORIES
+    for c in range(NUM_CATEGORIES)
 )
 #: Mean card value per category.
 MEAN_CARD_VALUE: Final = tuple(total / CARDS_PER_CATEGORY for total in CATEGORY_TOTAL_VALUE)
@@ -79,7 +78,7 @@ HEURISTIC_ZERO_BELOW: Final = -30.0
 ROLLOUT_ZERO_BELOW: Final = -20.0
 
 
-def race_spreads(uncertain_values: Sequence[float], sigma_base: float, sigma_scale: float) -> list[float]:
+def race_spreads(uncertain_values: list[float], sigma_base: float, sigma_scale: float) -> list[float]:
     """The spread of the race in each category, from the value that can still change hands
     in it (cards to come, hidden cards): the less is left, the more a lead counts."""
     return [
@@ -99,8 +98,9 @@ class RaceModel:
     """
 
     __slots__ = ()
-    future: Sequence[float]
-    sigma: Sequence[float]
+    # Lists, not any sequence: a compiled build reads a list's items directly.
+    future: list[float]
+    sigma: list[float]
     tie_margin: float
     zero_below: float
 
@@ -197,7 +197,7 @@ def _unseen_and_future_values(view: PlayerView, unseen: list[int]) -> tuple[list
     to_come = view.draw_pile_size + max(0, view.auction_pile_size - own_in_pile)
     future_share = to_come / unseen_count if unseen_count else 0.0
     per_unseen = [value / unseen_count if unseen_count else 0.0 for value in unseen_value]
-    future = [future_share * unseen_value[c] for c in _CATEGORIES]
+    future = [future_share * unseen_value[c] for c in range(NUM_CATEGORIES)]
     for card in (*view.common_area, *view.own_auction_cards):
         category = CARD_CATEGORY[card]
         if category >= 0:
@@ -245,13 +245,13 @@ class Assessment(RaceModel):
         hidden_slots = [max(0, view.hand_sizes[o] - len(opponent_known[o - 1])) for o in range(1, n)]
         self._estimate_opponents(opponent_known, hidden_slots, per_unseen)
         hidden_total = sum(hidden_slots)
-        uncertain = [self.future[c] + hidden_total * per_unseen[c] for c in _CATEGORIES]
+        uncertain = [self.future[c] + hidden_total * per_unseen[c] for c in range(NUM_CATEGORIES)]
         self.sigma = race_spreads(uncertain, sigma_base, sigma_scale)
         self.live = [
             1.0 if self.totals[c] > 0 or self.best_opponent_total[c] > 0 or self.future[c] > 0 else 0.0
-            for c in _CATEGORIES
+            for c in range(NUM_CATEGORIES)
         ]
-        self.p_win = [self.win_probability(c, self.totals[c], self.letters[c]) for c in _CATEGORIES]
+        self.p_win = [self.win_probability(c, self.totals[c], self.letters[c]) for c in range(NUM_CATEGORIES)]
 
     def _estimate_opponents(
         self, opponent_known: list[list[int]], hidden_slots: list[int], per_unseen: list[float]
@@ -263,13 +263,13 @@ class Assessment(RaceModel):
         for o, known in enumerate(opponent_known):
             totals, letters = category_totals(known)
             slots = hidden_slots[o]
-            self.opponent_totals.append([totals[c] + slots * per_unseen[c] for c in _CATEGORIES])
+            self.opponent_totals.append([totals[c] + slots * per_unseen[c] for c in range(NUM_CATEGORIES)])
             opponent_letters.append(letters)
         self.best_opponent_letter = [
-            min((letters[c] for letters in opponent_letters), default=NO_LETTER) for c in _CATEGORIES
+            min((letters[c] for letters in opponent_letters), default=NO_LETTER) for c in range(NUM_CATEGORIES)
         ]
         self.best_opponent_total = [
-            max((totals[c] for totals in self.opponent_totals), default=0.0) for c in _CATEGORIES
+            max((totals[c] for totals in self.opponent_totals), default=0.0) for c in range(NUM_CATEGORIES)
         ]
 
     # ------------------------------------------------------------------ races
@@ -322,16 +322,17 @@ class Assessment(RaceModel):
         opponent) receives ``card``."""
         category = CARD_CATEGORY[card]
         if category >= 0:
-            seats = range(1, self.num_players) if opponent is None else (opponent,)
+            # The opponents asked about, as a range of relative seats (a plain loop compiles well).
+            first, last = (1, self.num_players) if opponent is None else (opponent, opponent + 1)
             value, card_letter = CARD_VALUE[card], CARD_LETTER[card]
             mine, letter, before = self.totals[category], self.letters[category], self.p_win[category]
             total_harm = 0.0
-            for seat in seats:
+            for seat in range(first, last):
                 bumped = self.opponent_totals[seat - 1][category] + value
                 best = max(self.best_opponent_total[category], bumped)
                 best_letter = min(self.best_opponent_letter[category], card_letter)
                 total_harm += before - self.win_probability(category, mine, letter, best, best_letter)
-            return self.category_scale(category) * total_harm / len(seats)
+            return self.category_scale(category) * total_harm / (last - first)
         if IS_GOLD[card]:
             return self.rival_weight * coin_value * CARD_VALUE[card]
         # An opponent resolves a church card to suit themselves: roughly the viewer's worst option.

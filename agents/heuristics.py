@@ -184,10 +184,11 @@ class HeuristicAgent:
 
     def purchase_value(self, assessment: Assessment, card: int, coin_value: float) -> float:
         """What winning ``card`` at auction is worth: own gain plus denial of the strongest rival."""
-        harm = max(
-            (assessment.harm(card, coin_value, opponent) for opponent in range(1, assessment.num_players)),
-            default=0.0,
-        )
+        harm = 0.0
+        for opponent in range(1, assessment.num_players):
+            opponent_harm = assessment.harm(card, coin_value, opponent)
+            if opponent == 1 or opponent_harm > harm:  # max() over the opponents, as a loop
+                harm = opponent_harm
         return assessment.gain(card, coin_value) + self.denial * harm
 
     def slot_values(self, view: PlayerView, assessment: Assessment, card: int) -> tuple[float, float, float]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import math
 import random
-from typing import Final
 
 from agents.card_values import (
     CATEGORY_TOTAL_VALUE,
@@ -42,8 +41,6 @@ from biblios_env.engine.flow import (
 )
 from biblios_env.engine.scoring import NO_LETTER
 from biblios_env.engine.state import NO_CARD, State
-
-_CATEGORIES: Final = range(NUM_CATEGORIES)
 
 
 class Race(RaceModel):
@@ -75,7 +72,7 @@ class Race(RaceModel):
             if CARD_LETTER[kept] < letters[state.active_player][category]:
                 letters[state.active_player][category] = CARD_LETTER[kept]
         self.totals, self.letters = totals, letters
-        self.future = future = [CATEGORY_TOTAL_VALUE[c] - in_hands[c] - dead[c] for c in _CATEGORIES]
+        self.future = future = [float(CATEGORY_TOTAL_VALUE[c] - in_hands[c] - dead[c]) for c in range(NUM_CATEGORIES)]
         self.sigma = race_spreads(future, sigma_base, sigma_scale)
         self.dice = state.dice
         self.rival = 1.0 / (n - 1)
@@ -129,35 +126,40 @@ class Race(RaceModel):
         The same numbers as calling :meth:`loss` card by card, computed once per category (a
         payment for a gold card ranks the whole hand at every pick, so this is a hot path).
         """
-        lowest: dict[int, tuple[int, int, int]] = {}  # category -> (best letter, its card, second letter)
+        # Per category: the best letter in hand, the card holding it, the second best letter, and
+        # (once asked for) the chance of winning before giving a card up with the best other.
+        first = [NO_LETTER] * NUM_CATEGORIES
+        holder = [-1] * NUM_CATEGORIES
+        second = [NO_LETTER] * NUM_CATEGORIES
         for card in hand:
             category = CARD_CATEGORY[card]
             if category >= 0:
                 letter = CARD_LETTER[card]
-                first, holder, second = lowest.get(category, (NO_LETTER, -1, NO_LETTER))
-                if letter < first:
-                    lowest[category] = (letter, card, first)
-                elif letter < second:
-                    lowest[category] = (first, holder, letter)
-        before: dict[int, tuple[float, int, int]] = {}
+                if letter < first[category]:
+                    second[category] = first[category]
+                    first[category], holder[category] = letter, card
+                elif letter < second[category]:
+                    second[category] = letter
+        p_before = [-1.0] * NUM_CATEGORIES
+        best_total = [0] * NUM_CATEGORIES
+        best_letters = [NO_LETTER] * NUM_CATEGORIES
+        totals = self.totals[seat]
         costs = []
         for card in hand:
             category = CARD_CATEGORY[card]
             if category < 0:
                 costs.append(coin * CARD_VALUE[card] if IS_GOLD[card] else 0.0)
                 continue
-            found = before.get(category)
-            if found is None:
+            total = totals[category]
+            if p_before[category] < 0.0:
                 best, best_letter = self.best_other(seat, category)
-                total, letter = self.totals[seat][category], self.letters[seat][category]
-                chance = self.win_chance(category, total, letter, best, best_letter)
-                found = before[category] = (chance, best, best_letter)
-            p_before, best, best_letter = found
-            first, holder, second = lowest[category]
-            rest_letter = second if card == holder else first
-            total = self.totals[seat][category]
-            after = self.win_chance(category, total - CARD_VALUE[card], rest_letter, best, best_letter)
-            costs.append(self.scale(category) * (p_before - after))
+                best_total[category], best_letters[category] = best, best_letter
+                p_before[category] = self.win_chance(category, total, self.letters[seat][category], best, best_letter)
+            rest_letter = second[category] if card == holder[category] else first[category]
+            after = self.win_chance(
+                category, total - CARD_VALUE[card], rest_letter, best_total[category], best_letters[category]
+            )
+            costs.append(self.scale(category) * (p_before[category] - after))
         return costs
 
     def die_weight(self, seat: int, category: int) -> float:
@@ -290,7 +292,7 @@ class RolloutPolicy:
         return max(0.0, self.church_choice(race, seat, card, dice)[1])
 
     def church_choice(self, race: Race, seat: int, card: int, dice: list[int]) -> tuple[int, float]:
-        weights = [race.die_weight(seat, c) for c in _CATEGORIES]
+        weights = [race.die_weight(seat, c) for c in range(NUM_CATEGORIES)]
         best_action, best_value = CHURCH_DECLINE, 0.0
         for action, deltas in church_options(card, dice):
             value = sum(delta * weights[c] for c, delta in deltas)
@@ -315,9 +317,10 @@ class RolloutPolicy:
         if race is None:
             race = self.race(state)
         best, choice = math.inf, -1
-        for card, cost in zip(hand, race.hand_costs(seat, hand, self.coin_value(state, seat)), strict=True):
-            if cost < best:
-                best, choice = cost, card
+        costs = race.hand_costs(seat, hand, self.coin_value(state, seat))
+        for index, card in enumerate(hand):
+            if costs[index] < best:
+                best, choice = costs[index], card
         return choice
 
     # ------------------------------------------------------------------ the policy
@@ -469,12 +472,12 @@ class RolloutPolicy:
                 if IS_GOLD[card]:
                     golds[seat] += CARD_VALUE[card]
         total_gold = sum(golds)
-        future = sum(race.future[c] / CATEGORY_TOTAL_VALUE[c] * state.dice[c] for c in _CATEGORIES)
+        future = sum(race.future[c] / CATEGORY_TOTAL_VALUE[c] * state.dice[c] for c in range(NUM_CATEGORIES))
         coin_vp = self.coin_vp * future / max(total_gold, 1)
         expected = []
         for seat in range(n):
             vp = coin_vp * golds[seat]
-            for category in _CATEGORIES:
+            for category in range(NUM_CATEGORIES):
                 best, best_letter = race.best_other(seat, category)
                 vp += state.dice[category] * race.win_chance(
                     category, race.totals[seat][category], race.letters[seat][category], best, best_letter

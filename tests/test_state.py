@@ -21,6 +21,7 @@ from biblios_env.engine.state import (
     move_card,
     pop_card,
     remove_card,
+    uniform_index,
 )
 
 #: Each indicator row and the card list(s) it mirrors.
@@ -145,3 +146,12 @@ def test_the_auction_pile_keeps_its_top_card_last_in_both_phases(auction_order: 
             assert game.snapshot()["auction_pile"] == order[len(revealed) :]
         game.apply(game.legal_actions()[0])  # PASS, or a forced decision
     assert revealed == order
+
+
+@pytest.mark.parametrize("bit_generator", [np.random.PCG64, np.random.MT19937])
+def test_uniform_index_draws_what_random_would_and_leaves_the_same_state(bit_generator: type) -> None:
+    """The engine's picks: the shortcut for PCG64 gives int(rng.random() * size) exactly."""
+    picked, reference = np.random.Generator(bit_generator(11)), np.random.Generator(bit_generator(11))
+    for size in [1, 2, 3, 7, 13, 40] * 200:
+        assert uniform_index(picked, size) == int(reference.random() * size)
+    assert picked.bit_generator.random_raw(5).tolist() == reference.bit_generator.random_raw(5).tolist()

@@ -27,6 +27,7 @@ from biblios_env.engine.state import (
     pop_card,
     record_penalty_move,
     remove_card,
+    uniform_index,
 )
 from biblios_env.engine.visibility import payment_face_up
 
@@ -253,7 +254,7 @@ def refuse(state: State) -> bool:
     if state.bluffs:
         # "Medieval bluffs": the left neighbour blindly picks one card to discard.
         if hand:
-            card = pop_card(hand, hand_row, int(rng.random() * len(hand)))
+            card = pop_card(hand, hand_row, uniform_index(rng, len(hand)))
             discard_face_down(state, seat, (card,))
             moved.append(card)
             state.public_at_last_loss[seat] = tuple(state.public_hands[seat])
@@ -264,7 +265,7 @@ def refuse(state: State) -> bool:
             receiver = (receiver + 1) % n  # the next seat to the left
             if not hand:
                 break
-            index = int(rng.random() * len(hand))  # a uniform pick, cheaper than integers()
+            index = uniform_index(rng, len(hand))  # a uniform pick, cheaper than integers()
             card = move_card(hand, hand_row, index, state.hands[receiver], state.hand_rows[receiver])
             state.penalty_moves.append((seat, receiver, card))
             record_penalty_move(state, seat, receiver, card)
