@@ -239,10 +239,7 @@ class HeuristicAgent:
             patterns = assignment_patterns((rest[0], rest[1], rest[2]))
             future = 0.0
             for sample in samples:
-                rows = [values(other) for other in sample]
-                future += max(
-                    sum(row[slot_of] for row, slot_of in zip(rows, pattern, strict=False)) for pattern in patterns
-                )
+                future += _best_assignment([values(other) for other in sample], patterns)
             score = own[slot] + (future / len(samples) if samples else 0.0)
             if score > best_score + 1e-12:
                 best_slot, best_score = slot, score
@@ -305,6 +302,20 @@ class HeuristicAgent:
         """Raise the dice of categories we are likely to win, lower the others' (RULES §4)."""
         action, _ = assessment.church_best(view.church_card)
         return action if action in legal else CHURCH_DECLINE
+
+
+def _best_assignment(rows: list[tuple[float, float, float]], patterns: list[tuple[int, ...]]) -> float:
+    """The best total over ``patterns`` of the values of ``rows`` (one row per card, in draw order)
+    in the slots a pattern gives them: ``max(sum(...))``, written as plain loops that add in the
+    same order (a compiled build calls ``max`` and ``zip`` through keyword parsing)."""
+    best = 0.0
+    for index, pattern in enumerate(patterns):
+        total = 0.0
+        for position in range(min(len(rows), len(pattern))):
+            total += rows[position][pattern[position]]
+        if index == 0 or total > best:
+            best = total
+    return best
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
