@@ -265,12 +265,16 @@ class Assessment(RaceModel):
             slots = hidden_slots[o]
             self.opponent_totals.append([totals[c] + slots * per_unseen[c] for c in range(NUM_CATEGORIES)])
             opponent_letters.append(letters)
-        self.best_opponent_letter = [
-            min((letters[c] for letters in opponent_letters), default=NO_LETTER) for c in range(NUM_CATEGORIES)
-        ]
-        self.best_opponent_total = [
-            max((totals[c] for totals in self.opponent_totals), default=0.0) for c in range(NUM_CATEGORIES)
-        ]
+        # The lowest letter and the highest total per category, as plain loops (min() and max()
+        # with a default go through keyword parsing on a compiled build).
+        self.best_opponent_letter = [NO_LETTER] * NUM_CATEGORIES
+        self.best_opponent_total = [0.0] * NUM_CATEGORIES
+        for c in range(NUM_CATEGORIES):
+            for o in range(len(opponent_letters)):
+                if o == 0 or opponent_letters[o][c] < self.best_opponent_letter[c]:
+                    self.best_opponent_letter[c] = opponent_letters[o][c]
+                if o == 0 or self.opponent_totals[o][c] > self.best_opponent_total[c]:
+                    self.best_opponent_total[c] = self.opponent_totals[o][c]
 
     # ------------------------------------------------------------------ races
     def win_probability(
@@ -310,7 +314,10 @@ class Assessment(RaceModel):
         if category >= 0:
             rest = [other for other in self.hand if other != card and CARD_CATEGORY[other] == category]
             total = sum(CARD_VALUE[other] for other in rest)
-            letter = min((CARD_LETTER[other] for other in rest), default=NO_LETTER)
+            letter = NO_LETTER  # the lowest letter left (min() with a default, as a loop)
+            for index, other in enumerate(rest):
+                if index == 0 or CARD_LETTER[other] < letter:
+                    letter = CARD_LETTER[other]
             after = self.win_probability(category, total, letter)
             return self.category_scale(category) * (self.p_win[category] - after)
         if IS_GOLD[card]:

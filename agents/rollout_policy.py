@@ -402,8 +402,8 @@ class RolloutPolicy:
         best_pattern: tuple[int, ...] = (0,)
         for pattern in assignment_patterns((quota[0], quota[1], quota[2])):
             value = 0.0
-            for row, slot_of in zip(rows, pattern, strict=False):
-                value += row[slot_of]
+            for position in range(min(len(rows), len(pattern))):  # zip(), without its keyword parsing
+                value += rows[position][pattern[position]]
             if value > best:
                 best, best_pattern = value, pattern
         # Remember the rest of the plan: the next cards of this turn are known in a rollout.
