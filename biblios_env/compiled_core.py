@@ -215,12 +215,17 @@ def _stale_modules() -> list[str]:
 
 
 def _use(compiled: bool) -> None:
-    """Make the hot modules load from the chosen build in this process."""
+    """Make the hot modules load from the chosen build in this process (again: nothing to do,
+    as when ``biblios_env`` is reloaded with the same choice)."""
+    installed = [finder for finder in sys.meta_path if isinstance(finder, _HotModuleFinder)]
+    if installed and installed[0].compiled == compiled:
+        return
     imported = [module for module in COMPILED_MODULES if module in sys.modules]
-    if imported:  # only possible if something imported them before biblios_env itself
+    if imported:  # only possible if something imported them before biblios_env, or another build
         raise ImportError(f"cannot choose the build of the compiled core: already imported {imported}")
-    if not any(isinstance(finder, _HotModuleFinder) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _HotModuleFinder(compiled))
+    for finder in installed:
+        sys.meta_path.remove(finder)
+    sys.meta_path.insert(0, _HotModuleFinder(compiled))
 
 
 def load() -> bool:

@@ -156,3 +156,15 @@ def test_the_rules_and_environment_suites_pass_on_the_pure_path() -> None:
     suites = [str(ROOT / "tests" / name) for name in PURE_PATH_SUITES]
     finished = _python(["-m", "pytest", "-q", "-p", "no:cacheprovider", *suites], "1")
     assert finished.returncode == 0, finished.stdout[-5000:] + finished.stderr[-2000:]
+
+
+@pytest.mark.parametrize("pure", ["1", None])
+def test_reloading_the_package_keeps_its_build(pure: str | None) -> None:
+    code = (
+        "import importlib, biblios_env, agents.ismcts; before = biblios_env.COMPILED;"
+        "importlib.reload(biblios_env); print(before, biblios_env.COMPILED)"
+    )
+    finished = _python(["-c", code], pure)
+    assert finished.returncode == 0, finished.stderr
+    before, after = finished.stdout.split()
+    assert before == after
