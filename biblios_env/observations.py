@@ -102,13 +102,21 @@ SLICES: Final[dict[str, slice]] = _offsets()
 OBSERVATION_SIZE: Final = sum(piece.size for piece in PIECES)
 
 #: Where each piece starts in the observation.
-_START = {name: s.start for name, s in SLICES.items()}
-_NUM_PLAYERS, _PHASE, _DECISION, _DICE = _START["num_players"], _START["phase"], _START["decision"], _START["dice"]
-_HIGH_BIDDER, _PASSED, _EXCLUDED = _START["high_bidder"], _START["passed"], _START["excluded"]
-_ACTIVE, _CURRENT = _START["active_player"], _START["current_player"]
-_FIRST, _PRESENT = _START["first_player"], _START["seats_present"]
-_SCALARS: Final = _START["dice_value"]  # every piece before this one holds only 0s and 1s
-_CARD_BLOCK_END: Final = _START["num_players"]  # the card-set rows end where the flags begin
+#: ``Final[int]`` each: the compiled build reads them as C constants, not from the module's dict.
+_START: Final[dict[str, int]] = {name: s.start for name, s in SLICES.items()}
+_NUM_PLAYERS: Final[int] = _START["num_players"]
+_PHASE: Final[int] = _START["phase"]
+_DECISION: Final[int] = _START["decision"]
+_DICE: Final[int] = _START["dice"]
+_HIGH_BIDDER: Final[int] = _START["high_bidder"]
+_PASSED: Final[int] = _START["passed"]
+_EXCLUDED: Final[int] = _START["excluded"]
+_ACTIVE: Final[int] = _START["active_player"]
+_CURRENT: Final[int] = _START["current_player"]
+_FIRST: Final[int] = _START["first_player"]
+_PRESENT: Final[int] = _START["seats_present"]
+_SCALARS: Final[int] = _START["dice_value"]  # every piece before this one holds only 0s and 1s
+_CARD_BLOCK_END: Final[int] = _START["num_players"]  # the card-set rows end where the flags begin
 _ZERO_FLAGS: Final = bytes(_SCALARS - _CARD_BLOCK_END)
 #: ``_CARD_ROW[card]``: the one-hot row of a single card; ``_CARD_ROW[NO_CARD]`` (index -1) is all zeros.
 _CARD_ROW: Final = (
@@ -140,22 +148,28 @@ def observation_counts(observations: np.ndarray) -> np.ndarray:
     return np.rint(np.asarray(observations, np.float32) / _SCALE).astype(np.uint8)
 
 
-_PRESENT_BYTES: Final = {n: b"\x01" * n for n in PLAYER_COUNTS}
-_SIZE_PADDING: Final = {n: bytes(MAX_PLAYERS - n) for n in PLAYER_COUNTS}
+# The constant pieces written into an observation by slice assignment are bytearrays: a bytes
+# value would be copied into a temporary bytearray first at each assignment.
+_PRESENT_BYTES: Final = {n: bytearray(b"\x01" * n) for n in PLAYER_COUNTS}
+_SIZE_PADDING: Final = {n: (0,) * (MAX_PLAYERS - n) for n in PLAYER_COUNTS}
 _GOLD_COINS: Final = tuple(CARD_VALUE[card] if IS_GOLD[card] else 0 for card in range(NUM_CARDS))
-_DICE_SIZE: Final = NUM_CATEGORIES * DIE_MAX
+_DICE_SIZE: Final[int] = NUM_CATEGORIES * DIE_MAX
+# numpy's functions, bound once: the compiled build would look each up on the module every call.
+_MULTIPLY: Final = np.multiply
+_FROM_BUFFER: Final = np.frombuffer
+_UINT8: Final = np.uint8
 
 
-def _dice_row(dice: tuple[int, ...]) -> bytes:
-    """The dice one-hot piece for one combination of die values."""
+def _dice_row(dice: tuple[int, ...]) -> bytearray:
+    """The dice one-hot piece for one combination of die values (never modified once cached)."""
     row = bytearray(_DICE_SIZE)
     for category, die in enumerate(dice):
         row[DIE_MAX * category + die - 1] = 1
-    return bytes(row)
+    return row
 
 
 #: Dice one-hot pieces by die values, filled as combinations occur (at most 6**5 = 7,776).
-_DICE_ROWS: dict[tuple[int, ...], bytes] = {}
+_DICE_ROWS: dict[tuple[int, ...], bytearray] = {}
 
 
 def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
@@ -306,11 +320,12 @@ def _pack(
     87-byte indicator rows and are joined, the rest is written as small integers into one
     ``bytearray``, and a single numpy multiplication by the pieces' scales makes the floats.
     The parts are plain tuples and a list (unpacked here): both callers build every part at
-    every step, and named tuples would cost several times more.
+    every step, and named tuples would cost several times more. ``card_rows`` is the caller's
+    fresh list, extended here with the padding so that one ``join`` writes every row.
     """
+    card_rows.append(_OPPONENT_PADDING[n])
+    card_rows.append(_ZERO_FLAGS)
     bits = bytearray().join(card_rows)
-    bits += _OPPONENT_PADDING[n]
-    bits += _ZERO_FLAGS
     phase, decision, current, active, first, dice = turn
     dice_key = tuple(dice)
     dice_row = _DICE_ROWS.get(dice_key)
@@ -328,20 +343,35 @@ def _pack(
     if bidders is not None:
         high_bidder, passed, excluded = bidders
         bits[_HIGH_BIDDER + (MAX_PLAYERS if high_bidder == NO_SEAT else high_bidder)] = 1
-        bits[_PASSED : _PASSED + n] = bytes(passed)
-        bits[_EXCLUDED : _EXCLUDED + n] = bytes(excluded)
+        for relative in range(n):
+            if passed[relative]:
+                bits[_PASSED + relative] = 1
+            if excluded[relative]:
+                bits[_EXCLUDED + relative] = 1
     hand, quota, high_bid, payment_count, payment_value, hand_sizes, draw_pile_size, auction_pile_size, common_size = (
         counts
     )
     gold = 0
     for card in hand:
         gold += _GOLD_COINS[card]
-    bits += bytes((*dice, gold, *quota, high_bid, payment_count, payment_value, *hand_sizes))
-    bits += _SIZE_PADDING[n]
-    bits += bytes((draw_pile_size, auction_pile_size, common_size))
+    bits += bytes(
+        (
+            *dice,
+            gold,
+            *quota,
+            high_bid,
+            payment_count,
+            payment_value,
+            *hand_sizes,
+            *_SIZE_PADDING[n],
+            draw_pile_size,
+            auction_pile_size,
+            common_size,
+        )
+    )
     if out is None:
-        return np.multiply(np.frombuffer(bits, np.uint8), _SCALE)
-    return np.multiply(np.frombuffer(bits, np.uint8), _SCALE, out=out)
+        return _MULTIPLY(_FROM_BUFFER(bits, _UINT8), _SCALE)
+    return _MULTIPLY(_FROM_BUFFER(bits, _UINT8), _SCALE, out=out)
 
 
 def decode(observation: np.ndarray) -> dict[str, np.ndarray]:
