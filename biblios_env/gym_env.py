@@ -372,7 +372,8 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
             return np.zeros(NUM_ACTIONS, dtype=bool)
         return self._mask.copy()
 
-    def render(self) -> str | None:
+    # gymnasium 1.2 (which RLlib pins) types render() as returning its RenderFrame type variable; 1.4 does not.
+    def render(self) -> str | None:  # type: ignore[override,unused-ignore]
         """The learner's seat's table, or the full table with ``render_view="table"``."""
         game = self._game
         viewer: Viewer = FULL_TABLE if self.render_view == FULL_TABLE else self.learner_seat

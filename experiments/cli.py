@@ -55,3 +55,28 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
             typed = " ".join(str(value) for value in action.default).replace("%", "%%")  # help is %-formatted
             return f"{text} (default: {typed})"
         return super()._get_help_string(action)
+
+
+def add_backend_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--backend {local,ray}`` and ``--ray-address``: where a command that runs games in
+    parallel runs them (see :mod:`experiments.parallel`)."""
+    from experiments.parallel import BACKENDS, LOCAL
+
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default=LOCAL,
+        help="where the games run: local processes (the default), or Ray (a cluster at --ray-address or "
+        "RAY_ADDRESS, else a local Ray with --workers CPUs); results do not depend on it",
+    )
+    parser.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="the Ray cluster to join with --backend ray (e.g. 10.0.0.5:6379 or auto; default: RAY_ADDRESS)",
+    )
+
+
+def check_backend_arguments(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """A parser error for ``--ray-address`` without ``--backend ray``."""
+    if args.ray_address is not None and args.backend != "ray":
+        parser.error(f"--ray-address {args.ray_address} needs --backend ray")

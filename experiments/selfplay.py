@@ -9,17 +9,18 @@ with the teacher's move with probability ``teacher_share`` and with the learner'
 (DAgger: the teacher labels the positions the learner itself reaches). When the game ends
 every recorded decision gets the seat's final win share as its value target.
 
-Games are independent, so :func:`generate` spreads them over worker processes; a game's seed
-and its agents' seeds derive from the run seed and the game index, so the data do not depend
-on the number of workers.
+Games are independent, so :func:`generate` spreads them over a parallel runner's workers
+(:mod:`experiments.parallel`: local processes or Ray); a game's seed and its agents' seeds
+derive from the run seed and the game index, so the data do not depend on the backend or the
+number of workers.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from biblios_env.agent_interface import Agent, AgentObservation
 from biblios_env.observations import OBSERVATION_SIZE, observation_counts
 from experiments.match import AgentSpec, build_agent, parse_agent_spec, play_game
 from experiments.network_training import MASK_BYTES, Samples
+from experiments.parallel import LOCAL, Runner, batches_of
 from experiments.stats import win_shares
 from experiments.tournament import derive_seed
 
@@ -154,40 +156,34 @@ def empty_samples() -> Samples:
     )  # fmt: skip
 
 
-def _play_many(config: SelfPlayConfig, games: Sequence[int]) -> Samples:
-    return Samples.concatenate([play_recorded(config, game) for game in games])
-
-
 def generate(
     config: SelfPlayConfig,
     games: Sequence[int],
     *,
-    workers: int = 1,
+    runner: Runner | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> Samples:
-    """Play the games numbered ``games`` on ``workers`` processes; ``progress(n)`` after each batch
-    of ``n`` finished games."""
+    """Play the games numbered ``games`` on ``runner`` (default: in this process), in batches;
+    ``progress(n)`` after each batch of ``n`` finished games. The samples are in the order of
+    ``games`` whatever the backend, the workers or their timing."""
     games = list(games)
-    if not games:
-        return empty_samples()
-    size = max(1, min(8, len(games) // (max(workers, 1) * 4)))
-    batches = [games[start : start + size] for start in range(0, len(games), size)]
-    parts = []
-    if workers <= 1:
-        for batch in batches:
-            parts.append(_play_many(config, batch))
-            if progress is not None:
-                progress(len(batch))
-    else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = {pool.submit(_play_many, config, batch): len(batch) for batch in batches}
-            for future in as_completed(futures):
-                parts.append(future.result())
-                if progress is not None:
-                    progress(futures[future])
-    merged = Samples.concatenate(parts)
-    order = np.argsort(merged.games, kind="stable")  # the same data whatever the workers' timing
-    return merged.subset(order)
+    runner = runner or Runner(LOCAL, 1)
+    size = max(1, min(8, len(games) // (runner.workers * 4)))
+    parts: dict[int, list[Samples]] = {}
+
+    def record(index: int, samples: list[Samples]) -> None:
+        parts[index] = samples
+        if progress is not None:
+            progress(len(samples))
+
+    runner.run(
+        partial(play_recorded, config),
+        batches_of(games, size),
+        record,
+        describe=lambda game: f"game {game} (seed {derive_seed(config.seed, _GAME, game)})",
+    )
+    ordered = [samples for index in sorted(parts) for samples in parts[index]]
+    return Samples.concatenate(ordered) if ordered else empty_samples()
 
 
 def spec(text: str) -> AgentSpec:

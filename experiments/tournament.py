@@ -64,16 +64,14 @@ import io
 import itertools
 import json
 import math
-import multiprocessing
 import os
-import signal
 import sys
 import textwrap
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -81,7 +79,7 @@ import numpy as np
 
 from biblios_env.engine.game import PENALTIES, check_seed
 from biblios_env.engine.setup import check_num_players
-from experiments.cli import invocation_note, program_name
+from experiments.cli import add_backend_arguments, check_backend_arguments, invocation_note, program_name
 from experiments.match import (
     AGENT_FAULTS,
     AgentError,
@@ -94,6 +92,7 @@ from experiments.match import (
     play_game,
     registry,
 )
+from experiments.parallel import LOCAL, Runner, batches_of
 from experiments.stats import (
     CI_CLUSTER,
     MIN_DEALS_FOR_CI,
@@ -328,52 +327,9 @@ def _play_or_fail(task: GameTask, config: TournamentConfig, log_dir: str | Path 
         return GameFailure.of(task, config, error)
 
 
-# Worker processes. The parent sets ``_stop_event`` to stop the run: each worker then finishes
-# (or, on Ctrl-C from a terminal, which reaches every process, abandons) its current game and
-# returns the games it finished. Ctrl-C interrupts a game only, never a worker waiting for work,
-# so a worker never dies with a traceback of its own.
-_stop_event: Any = None
-_playing = False
-
-
-def _start_worker(stop_event: Any) -> None:
-    global _stop_event
-    _stop_event = stop_event
-    signal.signal(signal.SIGINT, _interrupt_a_game)
-
-
-def _interrupt_a_game(signum: int, frame: Any) -> None:
-    if _playing:
-        raise KeyboardInterrupt
-
-
-def _play_chunk(
-    tasks: Sequence[GameTask], config: TournamentConfig, log_dir: str | Path | None, keep_going: bool
-) -> tuple[list[GameRecord | GameFailure], bool]:
-    """A worker's share of the schedule, played in order until done, stopped by the parent,
-    interrupted, or (without ``keep_going``) at its first failure. Returns the finished games
-    and whether Ctrl-C interrupted them."""
-    global _playing
-    outcomes: list[GameRecord | GameFailure] = []
-    try:
-        _playing = True
-        for task in tasks:
-            if _stop_event is not None and _stop_event.is_set():
-                break
-            outcomes.append(_play_or_fail(task, config, log_dir))
-            if isinstance(outcomes[-1], GameFailure) and not keep_going:
-                break
-    except KeyboardInterrupt:
-        return outcomes, True  # the games finished so far still count; the parent stops the run
-    finally:
-        _playing = False
-    return outcomes, False
-
-
-def _chunks(tasks: Sequence[GameTask], workers: int) -> list[Sequence[GameTask]]:
-    """Contiguous chunks small enough to balance the load and keep the progress bar moving."""
-    size = max(1, min(16, len(tasks) // (workers * 8)))
-    return [tasks[start : start + size] for start in range(0, len(tasks), size)]
+def _is_failure(outcome: GameRecord | GameFailure) -> bool:
+    """Whether a game ended in a failure: it stops the run unless ``keep_going``."""
+    return isinstance(outcome, GameFailure)
 
 
 Record = Callable[[GameRecord | GameFailure], None]
@@ -382,7 +338,8 @@ Record = Callable[[GameRecord | GameFailure], None]
 def _play_here(
     tasks: Sequence[GameTask], config: TournamentConfig, log_dir: str | Path | None, keep_going: bool, record: Record
 ) -> None:
-    """Play in this process; the first failure stops the run unless ``keep_going``."""
+    """Play in this process; the first failure stops the run unless ``keep_going`` (raised from the
+    agent's own exception, so its full traceback is shown)."""
     for task in tasks:
         try:
             record(run_game(task, config, log_dir))
@@ -393,47 +350,35 @@ def _play_here(
                 raise GameFailedError(failure) from error  # keeps the agent's traceback
 
 
-def _play_in_workers(
+def _play_on_runner(
     tasks: Sequence[GameTask],
     config: TournamentConfig,
     log_dir: str | Path | None,
     keep_going: bool,
     record: Record,
-    workers: int,
+    runner: Runner,
 ) -> None:
-    """Play on ``workers`` processes, recording games as their chunks return. A failure (without
+    """Play on the runner's workers, recording games as their batches return. A failure (without
     ``keep_going``) or Ctrl-C stops the workers after their current game, keeping what they finished."""
-    stop = multiprocessing.Event()
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_start_worker, initargs=(stop,))
-    pending: set[Future[tuple[list[GameRecord | GameFailure], bool]]] = {
-        pool.submit(_play_chunk, chunk, config, log_dir, keep_going) for chunk in _chunks(tasks, workers)
-    }
-    first_failure: GameFailure | None = None
-    try:
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                outcomes, interrupted = future.result()
-                for outcome in outcomes:
-                    record(outcome)
-                    if isinstance(outcome, GameFailure) and not keep_going and first_failure is None:
-                        first_failure = outcome
-                        stop.set()
-                if interrupted:
-                    raise KeyboardInterrupt
-    except KeyboardInterrupt:
-        stop.set()
-        for future in pending:  # each returns after its current game; Ctrl-C again stops waiting
-            for outcome in future.result()[0]:
-                record(outcome)
-        raise
-    finally:
-        # Wait for the pool's own threads when every chunk has returned (the usual case, Ctrl-C
-        # included): shutting down without waiting races with the interpreter's exit handler of
-        # concurrent.futures, which then writes to a closed pipe and prints a traceback.
-        pool.shutdown(wait=all(future.done() for future in pending), cancel_futures=True)
-    if first_failure is not None:
-        raise GameFailedError(first_failure)
+    first_failure: list[GameFailure] = []
+
+    def record_batch(_index: int, outcomes: list[GameRecord | GameFailure]) -> None:
+        for outcome in outcomes:
+            record(outcome)
+            if isinstance(outcome, GameFailure) and not first_failure:
+                first_failure.append(outcome)
+
+    # Small batches balance the load and keep the progress bar moving.
+    size = max(1, min(16, len(tasks) // (runner.workers * 8)))
+    runner.run(
+        partial(_play_or_fail, config=config, log_dir=log_dir),
+        batches_of(tasks, size),
+        record_batch,
+        stops_run=None if keep_going else _is_failure,
+        describe=lambda task: f"game {task.index} (deal {task.deal}, seed {task.seed})",
+    )
+    if first_failure and not keep_going:
+        raise GameFailedError(first_failure[0])
 
 
 @dataclass
@@ -491,11 +436,15 @@ def run_tournament(
     out_dir: str | Path | None = None,
     keep_going: bool = False,
     resume: bool = False,
+    backend: str = LOCAL,
+    ray_address: str | None = None,
 ) -> TournamentResult:
-    """Play the schedule (or the games ``only_games`` of it) on ``workers`` processes.
+    """Play the schedule (or the games ``only_games`` of it) on ``workers`` processes, or on Ray
+    with ``backend="ray"`` (see :mod:`experiments.parallel`; ``workers`` then sizes a local Ray).
 
-    ``workers=1`` plays in this process. Results are in schedule order and identical for any
-    ``workers``. Raises AgentSpecError before any game for unknown agents or bad params.
+    ``workers=1`` on the local backend plays in this process. Results are in schedule order and
+    identical for any ``workers`` and either backend. Raises AgentSpecError before any game for
+    unknown agents or bad params.
 
     With ``out_dir`` every game is saved in that folder as it finishes (see :class:`RunFolder`),
     so a crash or Ctrl-C loses only the games in progress; ``resume=True`` finishes the run
@@ -519,6 +468,7 @@ def run_tournament(
     if log_dir is not None:
         Path(log_dir).mkdir(parents=True, exist_ok=True)
     workers = max(1, min(workers or os.cpu_count() or 1, len(to_play)))
+    runner = Runner(backend, workers, ray_address)
     start = time.perf_counter()
     records: list[GameRecord] = list(finished.values())
     failures: list[GameFailure] = []
@@ -536,11 +486,12 @@ def run_tournament(
         bar.update()
 
     try:
-        if workers == 1:
+        if runner.in_process:
             _play_here(to_play, config, log_dir, keep_going, record)
         else:
-            _play_in_workers(to_play, config, log_dir, keep_going, record, workers)
+            _play_on_runner(to_play, config, log_dir, keep_going, record, runner)
     finally:
+        runner.close()
         bar.close()
         if folder is not None:
             folder.close()
@@ -1072,6 +1023,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.cpu_count() or 1,
         help=f"processes (default: all {os.cpu_count() or 1} cores); results do not depend on it",
     )
+    add_backend_arguments(parser)
     parser.add_argument("--out", type=Path, metavar="DIR", help="output folder (default runs/tournament-<date>-<time>)")
     parser.add_argument(
         "--resume",
@@ -1169,6 +1121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(agent_list())
         return 0
     config = config_from_args(args, parser)
+    check_backend_arguments(args, parser)
     if args.resume is not None and args.out is not None and args.out != args.resume:
         parser.error(f"--resume {args.resume} writes into that folder; drop --out {args.out}")
     out = args.resume or args.out or Path("runs") / datetime.now().strftime("tournament-%Y%m%d-%H%M%S")
@@ -1182,6 +1135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             out_dir=out,
             keep_going=args.keep_going,
             resume=args.resume is not None,
+            backend=args.backend,
+            ray_address=args.ray_address,
         )
     except AgentSpecError as error:
         parser.error(str(error))

@@ -38,9 +38,10 @@ from typing import Any, Final
 
 from agents.network import INPUTS, NumpyNetwork
 from biblios_env.layout import LAYOUT_FINGERPRINT
-from experiments.cli import HelpFormatter, invocation_note, program_name
+from experiments.cli import HelpFormatter, add_backend_arguments, check_backend_arguments, invocation_note, program_name
 from experiments.match import parse_agent_spec
 from experiments.network_training import FitReport, Samples, TorchNetwork, fit, from_numpy, to_numpy
+from experiments.parallel import LOCAL, Runner
 from experiments.selfplay import SelfPlayConfig, generate
 from experiments.stats import agent_stats
 from experiments.tournament import HEAD_TO_HEAD, TournamentConfig, run_tournament
@@ -79,12 +80,15 @@ class TrainConfig:
     eval_seed: int = 777
     seed: int = 1
     workers: int = 2
+    backend: str = LOCAL
+    ray_address: str | None = None
     progress: bool = True
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("progress")
-        data.pop("workers")  # the data do not depend on the number of workers
+        for where in ("workers", "backend", "ray_address"):  # the data do not depend on where games run
+            data.pop(where)
         return data
 
 
@@ -146,13 +150,13 @@ def _bar(total: int, unit: str, desc: str, enabled: bool) -> Any:
     return tqdm(total=total, unit=unit, desc=desc, disable=not enabled, dynamic_ncols=True)
 
 
-def play_iteration(config: TrainConfig, out: Path, iteration: int, previous: Path | None) -> Samples:
+def play_iteration(config: TrainConfig, out: Path, iteration: int, previous: Path | None, runner: Runner) -> Samples:
     games = config.bootstrap_games if iteration == 0 else config.games
     total = games * len(config.players)
     selfplay = selfplay_config(config, iteration, previous)
     bar = _bar(total, "game", f"iteration {iteration}: games", config.progress)
     try:
-        samples = generate(selfplay, range(total), workers=config.workers, progress=bar.update)
+        samples = generate(selfplay, range(total), runner=runner, progress=bar.update)
     finally:
         bar.close()
     path = data_path(out, iteration)
@@ -208,7 +212,13 @@ def evaluate(config: TrainConfig, out: Path, iteration: int) -> list[dict[str, A
             tournament = TournamentConfig(
                 tuple(specs), num_players=players, mode=HEAD_TO_HEAD, deals=config.eval_deals, seed=config.eval_seed
             )
-            result = run_tournament(tournament, workers=config.workers, progress=False)
+            result = run_tournament(
+                tournament,
+                workers=config.workers,
+                progress=False,
+                backend=config.backend,
+                ray_address=config.ray_address,
+            )
             stats = {row.agent: row for row in agent_stats([record.outcome() for record in result.records])}
             mine = stats[specs[0].label]
             decisions, seconds = result.thinking()[specs[0].label]
@@ -321,24 +331,30 @@ def prepare_run(config: TrainConfig, resume: bool) -> tuple[Path, RunState]:
 def run(config: TrainConfig, resume: bool = False) -> Path:
     """Run (or continue) the recipe; returns the run folder."""
     out, state = prepare_run(config, resume)
-    for iteration in range(state.completed + 1, config.iterations + 1):
-        start = time.perf_counter()
-        previous = None if iteration == 0 else network_path(out, iteration - 1)
-        play_iteration(config, out, iteration, previous)
-        report = train_iteration(config, out, iteration, previous)
-        rows = evaluate(config, out, iteration)
-        append_eval(out, rows)
-        plot_strength(out)
-        best = best_iteration(out)
-        NumpyNetwork.load(network_path(out, best)).save(out / "best_network.npz")
-        state.completed = iteration
-        state.seconds += time.perf_counter() - start
-        state.reports.append({"iteration": iteration, **asdict(report), "seconds_total": round(state.seconds, 1)})
-        _write_json(out / STATE_FILE, asdict(state))
-        if config.progress:
-            summary = ", ".join(f"{r['players']}p vs {r['opponent']} {float(r['win_share']):.3f}" for r in rows)
-            print(f"iteration {iteration}: agreement {report.agreement:.3f}; {summary}; best so far {best}", flush=True)
+    with Runner(config.backend, config.workers, config.ray_address) as runner:  # one Ray session for the run
+        for iteration in range(state.completed + 1, config.iterations + 1):
+            _iteration(config, out, state, iteration, runner)
     return out
+
+
+def _iteration(config: TrainConfig, out: Path, state: RunState, iteration: int, runner: Runner) -> None:
+    """Play, train and evaluate one iteration, then record it as finished."""
+    start = time.perf_counter()
+    previous = None if iteration == 0 else network_path(out, iteration - 1)
+    play_iteration(config, out, iteration, previous, runner)
+    report = train_iteration(config, out, iteration, previous)
+    rows = evaluate(config, out, iteration)
+    append_eval(out, rows)
+    plot_strength(out)
+    best = best_iteration(out)
+    NumpyNetwork.load(network_path(out, best)).save(out / "best_network.npz")
+    state.completed = iteration
+    state.seconds += time.perf_counter() - start
+    state.reports.append({"iteration": iteration, **asdict(report), "seconds_total": round(state.seconds, 1)})
+    _write_json(out / STATE_FILE, asdict(state))
+    if config.progress:
+        summary = ", ".join(f"{r['players']}p vs {r['opponent']} {float(r['win_share']):.3f}" for r in rows)
+        print(f"iteration {iteration}: agreement {report.agreement:.3f}; {summary}; best so far {best}", flush=True)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -394,6 +410,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--eval-seed", type=int, default=defaults.eval_seed, help="seed of the evaluation deals")
     parser.add_argument("--seed", type=int, default=defaults.seed, help="seed of the training games")
     parser.add_argument("--workers", type=int, default=defaults.workers, help="processes playing games")
+    add_backend_arguments(parser)
     parser.add_argument("--resume", action="store_true", help="continue the run in --out where it stopped")
     parser.add_argument(
         "--no-progress", dest="progress", action="store_false", help="hide the progress bars (default: shown)"
@@ -402,7 +419,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    check_backend_arguments(args, parser)
     values = vars(args)
     resume = values.pop("resume")
     config = TrainConfig(**{**values, "players": tuple(args.players), "hidden": tuple(args.hidden),

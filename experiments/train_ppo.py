@@ -73,8 +73,9 @@ from biblios_env.agent_interface import Agent, AgentObservation
 from biblios_env.engine import Game
 from biblios_env.engine.scoring import rewards
 from biblios_env.gym_env import BibliosGymEnv, OpponentPool
-from experiments.cli import HelpFormatter, invocation_note, program_name
+from experiments.cli import HelpFormatter, add_backend_arguments, check_backend_arguments, invocation_note, program_name
 from experiments.match import AgentSpec, build_agent, parse_agent_spec, play_out
+from experiments.parallel import LOCAL, Runner, batches_of
 from experiments.tournament import TournamentConfig, run_tournament
 
 SELF: Final = "self"
@@ -125,6 +126,8 @@ class TrainConfig:
     dagger_games: int = 400
     dagger_epochs: int = 2
     workers: int = 2
+    backend: str = LOCAL
+    ray_address: str | None = None
     init: Path | None = None
     init_network: Path | None = None
     # PPO
@@ -255,20 +258,15 @@ def plot_learning_curve(rows: Sequence[dict[str, Any]], path: Path, title: str) 
 DEMONSTRATION_KEYS: Final = ("observations", "masks", "actions", "returns")
 
 
-def _demonstration_games(
-    teacher: str, seeds: Sequence[tuple[int, int, int]], reward: str, learner: NumpyNetwork | None
-) -> dict[str, np.ndarray]:
-    """Play one chunk of :func:`collect_demonstrations` (a module function, so worker processes run it)."""
-    spec = parse_agent_spec(teacher)
+def _demonstration_game_data(
+    game: tuple[int, int, int], teacher: str, reward: str, learner: NumpyNetwork | None
+) -> dict[str, list[Any]]:
+    """One game of :func:`collect_demonstrations` (a module function, so the runner's workers run it):
+    ``game`` is (players, game seed, agents' seed)."""
     kept: dict[str, list[Any]] = {key: [] for key in DEMONSTRATION_KEYS}
-    for count, game_seed, agent_seed in seeds:
-        _demonstration_game(spec, count, (game_seed, agent_seed), reward, learner, kept)
-    return {
-        "observations": np.stack(kept["observations"]),
-        "masks": np.stack(kept["masks"]),
-        "actions": np.asarray(kept["actions"], np.int64),
-        "returns": np.asarray(kept["returns"], np.float32),
-    }
+    count, game_seed, agent_seed = game
+    _demonstration_game(parse_agent_spec(teacher), count, (game_seed, agent_seed), reward, learner, kept)
+    return kept
 
 
 def _demonstration_game(
@@ -314,7 +312,7 @@ def collect_demonstrations(
     reward: str,
     seed: int,
     learner: NumpyNetwork | None = None,
-    workers: int = 1,
+    runner: Runner | None = None,
 ) -> dict[str, np.ndarray]:
     """Decisions labelled by ``teacher`` (an agent spec): observation (float16), mask, the teacher's
     action and the final reward of the deciding seat (the env's ``reward`` option).
@@ -323,27 +321,32 @@ def collect_demonstrations(
     cloning). With ``learner`` (DAgger) the learner plays one random seat by sampling from its
     masked policy against the teacher, and only the learner's decisions are kept, each labelled
     with what the teacher would have played there: the states the learner really reaches.
+    The games are played on ``runner`` (default: in this process); the decisions come in game
+    order whatever the backend and the number of workers.
     """
     rng = np.random.default_rng(seed)
     seeds = [
         (players[index % len(players)], int(rng.integers(2**63)), int(rng.integers(2**63))) for index in range(games)
     ]
-    workers = max(1, min(workers, games))
-    if workers == 1:
-        return _demonstration_games(teacher, seeds, reward, learner)
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(workers) as executor:
-        parts = list(
-            executor.map(
-                _demonstration_games,
-                [teacher] * workers,
-                [seeds[i::workers] for i in range(workers)],
-                [reward] * workers,
-                [learner] * workers,
-            )
-        )
-    return {key: np.concatenate([part[key] for part in parts]) for key in DEMONSTRATION_KEYS}
+    runner = runner or Runner(LOCAL, 1)
+    by_batch: dict[int, list[dict[str, list[Any]]]] = {}
+    runner.run(
+        functools.partial(_demonstration_game_data, teacher=teacher, reward=reward, learner=learner),
+        batches_of(seeds, max(1, min(8, games // (runner.workers * 4)))),
+        by_batch.__setitem__,
+        describe=lambda game: f"a {game[0]}-player game (seed {game[1]}, agents' seed {game[2]})",
+    )
+    kept: dict[str, list[Any]] = {key: [] for key in DEMONSTRATION_KEYS}
+    for index in sorted(by_batch):
+        for game_data in by_batch[index]:
+            for key in DEMONSTRATION_KEYS:
+                kept[key].extend(game_data[key])
+    return {
+        "observations": np.stack(kept["observations"]),
+        "masks": np.stack(kept["masks"]),
+        "actions": np.asarray(kept["actions"], np.int64),
+        "returns": np.asarray(kept["returns"], np.float32),
+    }
 
 
 def behaviour_cloning(
@@ -394,47 +397,29 @@ def behaviour_cloning(
 def warm_start(model: Any, config: TrainConfig) -> dict[str, Any]:
     """Behaviour cloning of ``--bc-teacher`` then ``--dagger-rounds`` of DAgger; saves warm_start.zip."""
     start = time.perf_counter()
-    cache = config.bc_data
-    if cache is not None and cache.is_file():
-        with np.load(cache) as stored:
-            data = {key: stored[key] for key in DEMONSTRATION_KEYS}
-        print(f"Behaviour cloning from {len(data['actions']):,} stored decisions in {cache}", flush=True)
-    else:
-        print(f"Behaviour cloning: {config.bc_games} games of {config.bc_teacher} against itself ...", flush=True)
-        data = collect_demonstrations(
-            config.bc_teacher, config.bc_games, config.players, config.reward, config.seed, workers=config.workers
-        )
-        if cache is not None:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            np.savez(
-                cache,
-                observations=data["observations"],
-                masks=data["masks"],
-                actions=data["actions"],
-                returns=data["returns"],
+    with Runner(config.backend, config.workers, config.ray_address) as runner:  # one Ray session for every round
+        data = _cloning_data(config, runner)
+        rounds = [behaviour_cloning(model, data, config.bc_epochs, config.bc_learning_rate, config.seed)]
+        print(f"  cloned: {rounds[-1]} ({time.perf_counter() - start:.0f} s)", flush=True)
+        for round_index in range(config.dagger_rounds):
+            learner = numpy_policy(model.policy)
+            extra = collect_demonstrations(
+                config.bc_teacher,
+                config.dagger_games,
+                config.players,
+                config.reward,
+                config.seed + 1 + round_index,
+                learner=learner,
+                runner=runner,
             )
-    rounds = [behaviour_cloning(model, data, config.bc_epochs, config.bc_learning_rate, config.seed)]
-    print(f"  cloned: {rounds[-1]} ({time.perf_counter() - start:.0f} s)", flush=True)
-    for round_index in range(config.dagger_rounds):
-        learner = numpy_policy(model.policy)
-        extra = collect_demonstrations(
-            config.bc_teacher,
-            config.dagger_games,
-            config.players,
-            config.reward,
-            config.seed + 1 + round_index,
-            learner=learner,
-            workers=config.workers,
-        )
-        data = {key: np.concatenate([data[key], extra[key]]) for key in DEMONSTRATION_KEYS}
-        rounds.append(
-            behaviour_cloning(model, data, config.dagger_epochs, config.bc_learning_rate, config.seed + 1 + round_index)
-        )
-        print(
-            f"  DAgger round {round_index + 1}: +{len(extra['actions']):,} learner decisions, {rounds[-1]} "
-            f"({time.perf_counter() - start:.0f} s)",
-            flush=True,
-        )
+            data = {key: np.concatenate([data[key], extra[key]]) for key in DEMONSTRATION_KEYS}
+            seed = config.seed + 1 + round_index
+            rounds.append(behaviour_cloning(model, data, config.dagger_epochs, config.bc_learning_rate, seed))
+            print(
+                f"  DAgger round {round_index + 1}: +{len(extra['actions']):,} learner decisions, {rounds[-1]} "
+                f"({time.perf_counter() - start:.0f} s)",
+                flush=True,
+            )
     model.save(config.out / "warm_start.zip")
     return {
         "teacher": config.bc_teacher,
@@ -446,6 +431,31 @@ def warm_start(model: Any, config: TrainConfig) -> dict[str, Any]:
         "rounds": rounds,
         "seconds": round(time.perf_counter() - start, 1),
     }
+
+
+def _cloning_data(config: TrainConfig, runner: Runner) -> dict[str, np.ndarray]:
+    """The behaviour-cloning decisions: read from ``--bc-data`` if that file exists, else played
+    (and stored there if given)."""
+    cache = config.bc_data
+    if cache is not None and cache.is_file():
+        with np.load(cache) as stored:
+            data = {key: stored[key] for key in DEMONSTRATION_KEYS}
+        print(f"Behaviour cloning from {len(data['actions']):,} stored decisions in {cache}", flush=True)
+        return data
+    print(f"Behaviour cloning: {config.bc_games} games of {config.bc_teacher} against itself ...", flush=True)
+    data = collect_demonstrations(
+        config.bc_teacher, config.bc_games, config.players, config.reward, config.seed, runner=runner
+    )
+    if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(
+            cache,
+            observations=data["observations"],
+            masks=data["masks"],
+            actions=data["actions"],
+            returns=data["returns"],
+        )
+    return data
 
 
 # ----------------------------------------------------------------------------- training
@@ -845,6 +855,7 @@ def build_parser() -> argparse.ArgumentParser:
     warm.add_argument(
         "--workers", type=_positive_int, default=defaults.workers, help="processes that play the warm-start games"
     )
+    add_backend_arguments(warm)
     warm.add_argument("--init", type=Path, help="start from this MaskablePPO .zip (same architecture) instead")
     warm.add_argument(
         "--init-network",
@@ -899,6 +910,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    check_backend_arguments(args, parser)
     try:
         parse_mixture(args.opponents)
         for spec in args.eval_opponents:

@@ -1,4 +1,4 @@
-"""Layers point one way (STYLE principle 1): card and action tables → engine → encoding →
+"""Layers point one way: card and action tables → engine → encoding →
 envs → agents → experiments.
 
 Two checks. Statically, every module's imports (parsed, function-level ones included) must be
@@ -75,6 +75,12 @@ LAYERS: Final[tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]] = (
             "rich",
             "tqdm",
             "openskill",
+            # The scale-out and RL-framework extras (imported inside the commands that use them).
+            "ray",
+            "torchrl",
+            "tensordict",
+            "tianshou",
+            "supersuit",
         ),
     ),
 )

@@ -16,6 +16,7 @@ from biblios_env.actions import NUM_ACTIONS
 from biblios_env.observations import OBSERVATION_SCALE
 from experiments import train_network
 from experiments.network_training import Samples, TorchNetwork, fit, from_numpy, to_numpy
+from experiments.parallel import Runner
 from experiments.selfplay import SelfPlayConfig, generate, spec
 
 TINY = [
@@ -35,7 +36,7 @@ def test_selfplay_labels_the_teachers_moves_and_the_final_win_share() -> None:
     for game in np.unique(samples.games):
         values = set(samples.values[samples.games == game].tolist())
         assert values <= {0.0, 0.5, 1 / 3, 1.0}
-    again = generate(config, range(4), workers=2)
+    again = generate(config, range(4), runner=Runner(workers=2))
     np.testing.assert_array_equal(again.counts, samples.counts)  # the same data on any number of workers
 
 
