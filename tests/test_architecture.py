@@ -75,7 +75,7 @@ LAYERS: Final[tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]] = (
             "rich",
             "tqdm",
             "openskill",
-            # The scale-out and RL-framework extras (imported inside the commands that use them).
+            # The scale-out and RL-framework extras (only the modules that use them import them).
             "ray",
             "torchrl",
             "tensordict",

@@ -189,3 +189,18 @@ def test_a_two_node_cluster_plays_the_same_tournament() -> None:
     finally:
         ray.shutdown()
         cluster.shutdown()
+
+
+def test_a_run_started_locally_is_finished_on_ray(local_ray, tmp_path) -> None:
+    """The run folder does not record the backend: --resume on Ray plays only the missing games
+    and the whole equals an uninterrupted run."""
+    from experiments.tournament import GAMES_FILE
+
+    config = _tournament()
+    full = run_tournament(config, workers=2, progress=False, out_dir=tmp_path)
+    path = tmp_path / GAMES_FILE
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:5]))  # the header and 4 games: as if interrupted
+    resumed = run_tournament(config, workers=2, progress=False, out_dir=tmp_path, resume=True, backend=RAY)
+    assert _games(resumed) == _games(full)
+    assert len(path.read_text().splitlines()) == 13

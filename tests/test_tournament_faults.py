@@ -1,4 +1,4 @@
-"""Tournament faults (issue 10, item 16): results are saved as games finish, an agent's fault
+"""Tournament faults: results are saved as games finish, an agent's fault
 (any exception, ``SystemExit`` included) names its game and seed, ``--keep-going`` records it
 and plays on, and ``--resume DIR`` finishes an interrupted run without replaying its games.
 Tiny tournaments of a local uniform agent keep these fast."""
@@ -250,15 +250,20 @@ def test_command_line_resume(tmp_path: Path, capsys) -> None:
     assert "drop --out" in capsys.readouterr().err
 
 
-def test_ctrl_c_from_a_terminal_saves_the_games_and_exits_130(tmp_path: Path) -> None:
-    """The real thing: SIGINT to the whole process group (what a terminal sends) of a 2-worker run."""
+@pytest.mark.parametrize("backend", ["local", "ray"])
+def test_ctrl_c_from_a_terminal_saves_the_games_and_exits_130(tmp_path: Path, backend: str) -> None:
+    """The real thing: SIGINT to the whole process group (what a terminal sends) of a 2-worker run,
+    on local processes and on a local Ray that the command starts."""
+    if backend == "ray" and os.environ.get("CI") != "true":
+        pytest.importorskip("ray")
     out = tmp_path / "run"
     command = [sys.executable, "-m", "experiments.tournament", "--agents", spec("UniformAgent", "delay=0.002"),
-               UNIFORM, "--deals", "40", "--workers", "2", "--no-progress", "--out", str(out)]  # fmt: skip
+               UNIFORM, "--deals", "40", "--workers", "2", "--no-progress", "--out", str(out),
+               "--backend", backend]  # fmt: skip
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
     process = subprocess.Popen(command, cwd=ROOT, env=environment, start_new_session=True,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120  # Ray takes several seconds to start
     while time.monotonic() < deadline and process.poll() is None:
         if (out / GAMES_FILE).exists() and len((out / GAMES_FILE).read_text().splitlines()) > 3:
             break
