@@ -87,10 +87,20 @@ from biblios_env.engine.game import Game, IllegalActionError, check_seed
 from biblios_env.engine.setup import check_num_players
 from biblios_env.engine.views import player_view
 from biblios_env.layout import GYM_ENV_ID
-from biblios_env.pettingzoo_env import RESET_OPTIONS, known_reset_options, raw_env, render_output
+from biblios_env.pettingzoo_env import (
+    FORFEIT,
+    FORFEIT_REWARD,
+    ILLEGAL_ACTIONS,
+    RAISE,
+    RESET_OPTIONS,
+    check_forfeit_reward,
+    check_illegal_action,
+    known_reset_options,
+    raw_env,
+    render_output,
+)
 from biblios_env.text import FULL_TABLE, Viewer, game_text
 
-ILLEGAL_ACTIONS: Final = ("raise", "forfeit")
 #: Keys ``reset(options=...)`` accepts besides the PettingZoo env's (``deck``, ``auction_order``, ``first_player``).
 GYM_RESET_OPTIONS: Final = ("learner_seat", "num_players")
 #: ``render_view`` values: the learner's seat's view (the default) or the full table.
@@ -220,8 +230,8 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         strict_bids: bool = False,
         reward: str = "win",
         expose_forced: bool = False,
-        illegal_action: str = "raise",
-        forfeit_reward: float = -1.0,
+        illegal_action: str = RAISE,
+        forfeit_reward: float = FORFEIT_REWARD,
     ) -> None:
         super().__init__()
         self.player_counts: tuple[int, ...] = _player_counts(num_players)
@@ -233,13 +243,11 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
         if render_view is not None and render_view not in RENDER_VIEWS:
             raise ValueError(f"render_view must be None, 'learner' or 'table', got {render_view!r}")
-        if illegal_action not in ILLEGAL_ACTIONS:
-            raise ValueError(f"illegal_action must be 'raise' or 'forfeit', got {illegal_action!r}")
         self.learner_seat_option = None if learner_seat is None else int(learner_seat)
         self.render_mode = render_mode
         self.render_view = LEARNER_VIEW if render_view is None else render_view
-        self.illegal_action = illegal_action
-        self.forfeit_reward = float(forfeit_reward)
+        self.illegal_action = check_illegal_action(illegal_action)
+        self.forfeit_reward = check_forfeit_reward(forfeit_reward)
         #: One PettingZoo env per player count (validates the options now).
         self.envs: dict[int, raw_env] = {
             count: raw_env(count, penalty=penalty, strict_bids=strict_bids, reward=reward, expose_forced=expose_forced)
@@ -353,7 +361,7 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
             raise RuntimeError("step() after the end of the episode; call reset()")
         game = self._game
         action = check_learner_action(action)
-        if self.illegal_action == "forfeit" and action not in game.legal_actions():
+        if self.illegal_action == FORFEIT and action not in game.legal_actions():
             self._done = True
             return self._observation(), self.forfeit_reward, True, False, self._step_info(forfeit=True)
         self.env.step(action)  # raises IllegalActionError naming the action and the legal ones

@@ -7,6 +7,7 @@
 | Action space | `Discrete(266)`, the same for every player count (`biblios_env.actions`) |
 | Observation | `{"observation": Box(0, ·, (1134,), float32), "action_mask": Box(0, 1, (266,), int8)}` |
 | Rewards | terminal only; `"win"` (default, zero-sum) or `"vp"` |
+| Illegal actions | raise `IllegalActionError` (default) or, with `illegal_action="forfeit"`, end the game |
 
 **Observation.** What the observing player may know (RULES §7), with seats relative to
 the observer (0 = self, 1 = left neighbour, ...) and padded to 4 players; the layout is
@@ -44,6 +45,26 @@ action that is not an int in 0..265 (numpy integers are fine; a float, bool, str
 :class:`IllegalActionError` naming the value, the range and the legal actions; the env is
 left unchanged.
 
+**Illegal actions: raise or forfeit.** ``illegal_action="raise"`` (the default) is the
+behaviour above: a policy that drops its masks fails loudly. Environment checkers that step
+*unmasked* random actions (RLlib's env check samples ``action_space.sample()`` once, a legal
+id with probability about 3/266) need ``illegal_action="forfeit"``, the option of the same
+name of the Gym wrapper (:mod:`biblios_env.gym_env`). An int id that is out of range or not
+legal then ends the game instead of raising:
+
+* ``rewards``: ``forfeit_reward`` (default −1.0, as in the Gym wrapper) for the offending
+  agent, 0.0 for every other agent (the game was not played out: nobody won);
+* ``terminations``: ``True`` for every agent; the AEC loop then steps ``None`` for each, as
+  after a finished game, and ``_cumulative_rewards`` hold the same rewards;
+* ``infos``: ``{"forfeit": True, "forfeited_by": agent, "vp": None, "winners": None,
+  "category_winners": None}`` for every agent (a finished game's keys, without a result);
+* observations: the game as it stood, with an all-zero ``action_mask`` for every agent.
+
+A game played to its end has no ``"forfeit"`` key in its infos. A value that is not an int id
+(a float, bool, string, or ``None`` for a live agent) still raises :class:`IllegalActionError`
+in both modes: it is a caller's bug, not a move. A masked policy never forfeits, so a
+forfeit during training is a bug to count and alert on, not a move to learn from.
+
 ``metadata["layout"]`` is the observation/action layout fingerprint
 (:data:`biblios_env.layout.LAYOUT_FINGERPRINT`) that policy files record.
 
@@ -54,6 +75,7 @@ completes; RULES §5); v0 — first release.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Final
@@ -66,7 +88,7 @@ from pettingzoo.utils import wrappers
 
 from biblios_env.actions import NUM_ACTIONS
 from biblios_env.cards import NUM_CARDS
-from biblios_env.engine.game import Game
+from biblios_env.engine.game import Game, IllegalActionError
 from biblios_env.engine.scoring import REWARDS, rewards
 from biblios_env.engine.setup import check_num_players, check_seat
 from biblios_env.engine.views import PlayerView, player_view
@@ -75,6 +97,13 @@ from biblios_env.observations import HAND_SIZE_SCALE, MAX_PLAYERS, OBSERVATION_S
 from biblios_env.text import FULL_TABLE, Viewer, game_text
 
 RESET_OPTIONS: Final = ("deck", "auction_order", "first_player")
+#: ``illegal_action`` values: raise :class:`IllegalActionError` (the default) or end the game as
+#: a forfeit of the acting agent (for environment checkers that step unmasked actions).
+RAISE: Final = "raise"
+FORFEIT: Final = "forfeit"
+ILLEGAL_ACTIONS: Final = (RAISE, FORFEIT)
+#: The forfeiting agent's reward by default: the worst ``"win"`` reward, a loss.
+FORFEIT_REWARD: Final = -1.0
 #: ``render_view`` for "whoever is to act" (the default; seat 0 once the game is over).
 CURRENT_SEAT: Final = "current"
 #: The length of :meth:`raw_env.state`: seat 0's observation, then 87-wide card indicators of
@@ -105,6 +134,36 @@ def known_reset_options(options: object, known: Sequence[str]) -> dict[str, Any]
     if unknown:
         warnings.warn(f"ignoring unknown reset option(s) {unknown}; this env reads {list(known)}", stacklevel=3)
     return {key: value for key, value in options.items() if key in known}
+
+
+def is_action_id(action: object) -> bool:
+    """Whether ``action`` is an int id, legal or not: a Python or numpy integer, not a bool.
+
+    This is the line between a move (an illegal id can be forfeited) and a caller's bug (a
+    float, string or ``None`` always raises), drawn as ``biblios_env.actions.check_action``
+    draws it.
+    """
+    return not isinstance(action, bool) and isinstance(action, int | np.integer)
+
+
+def check_illegal_action(illegal_action: object) -> str:
+    """The ``illegal_action`` option, or ValueError naming the bad value and :data:`ILLEGAL_ACTIONS`."""
+    if illegal_action not in ILLEGAL_ACTIONS:
+        raise ValueError(
+            f"illegal_action must be one of {', '.join(map(repr, ILLEGAL_ACTIONS))}, got {illegal_action!r}"
+        )
+    return str(illegal_action)
+
+
+def check_forfeit_reward(forfeit_reward: object) -> float:
+    """The ``forfeit_reward`` option as a float, or ValueError naming it: a finite number, not a
+    bool or a string (``float("nan")`` or ``"1"`` would reach a learner's returns unseen)."""
+    value = math.nan
+    if isinstance(forfeit_reward, int | float | np.integer | np.floating) and not isinstance(forfeit_reward, bool):
+        value = float(forfeit_reward)
+    if not math.isfinite(value):
+        raise ValueError(f"forfeit_reward must be a finite number, got {forfeit_reward!r}")
+    return value
 
 
 def render_output(text_of: Callable[[], str], render_mode: str | None) -> str | None:
@@ -161,6 +220,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         first_player: int = 0,
         expose_forced: bool = False,
         render_view: int | str | None = None,
+        illegal_action: str = RAISE,
+        forfeit_reward: float = FORFEIT_REWARD,
     ) -> None:
         super().__init__()
         self.num_players = check_num_players(num_players)
@@ -171,6 +232,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             raise ValueError(f"reward must be 'win' or 'vp', got {reward!r}")
         if not isinstance(expose_forced, bool):
             raise ValueError(f"expose_forced must be True or False, got {expose_forced!r}")
+        self.illegal_action = check_illegal_action(illegal_action)
+        self.forfeit_reward = check_forfeit_reward(forfeit_reward)
         self.render_mode = render_mode
         self.reward_mode = reward
         self.game_options: dict[str, Any] = {
@@ -190,11 +253,15 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             }
         )
         self.observation_spaces = {agent: observation_space for agent in self.possible_agents}
-        self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents}
+        self.action_spaces: dict[str, spaces.Discrete] = {
+            agent: spaces.Discrete(NUM_ACTIONS) for agent in self.possible_agents
+        }
         state_high = np.concatenate([_observation_high(), np.ones(STATE_SIZE - OBSERVATION_SIZE, np.float32)])
         self.state_space = spaces.Box(0.0, state_high, (STATE_SIZE,), np.float32)
         self._seed_source = np.random.default_rng()
         self.game: Game | None = None
+        #: The agent whose illegal action ended the game (``illegal_action="forfeit"``), else None.
+        self.forfeited_by: str | None = None
 
     def observation_space(self, agent: str) -> spaces.Dict:
         return self.observation_spaces[agent]
@@ -217,6 +284,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             game = Game(**game_options, seed=seed, auto_forced=self.auto_forced)  # checks the seed
             self._seed_source = np.random.default_rng(game.seed)  # later unseeded resets replay from here
         self.game = game
+        self.forfeited_by = None
         self.agents = self.possible_agents[:]
         self.rewards = {agent: 0.0 for agent in self.agents}
         self._cumulative_rewards = {agent: 0.0 for agent in self.agents}
@@ -240,7 +308,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         game = self._require_game()
         seat = self._seat_of(agent)
         mask = bytearray(NUM_ACTIONS)  # built in Python and wrapped once: cheaper than numpy indexing
-        if game.current_player == seat:
+        if game.current_player == seat and self.forfeited_by is None:
             legal = game.legal_actions()
             if len(legal) > 2 and legal[-1] - legal[1] == len(legal) - 2:
                 mask[legal[0]] = 1  # PASS and a run of consecutive bids: one slice
@@ -262,7 +330,13 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        game.apply(action)  # type: ignore[arg-type]  # raises IllegalActionError naming the action and the range
+        try:
+            game.apply(action)  # type: ignore[arg-type]  # raises IllegalActionError naming the action and the range
+        except IllegalActionError:
+            if self.illegal_action == RAISE or not is_action_id(action):
+                raise
+            self._forfeit(agent)
+            return
         self._cumulative_rewards[agent] = 0.0
         if game.is_over:
             self._finish(game)
@@ -280,6 +354,23 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             self.terminations[agent] = True
             self.infos[agent] = dict(info)
         self._accumulate_rewards()
+
+    def _forfeit(self, agent: str) -> None:
+        """End the game on ``agent``'s illegal action (``illegal_action="forfeit"``; module docs).
+
+        The engine refused the action and left the game as it was, so the game stays unfinished:
+        ``forfeited_by`` is what zeroes every mask from now on.
+        """
+        self.forfeited_by = agent
+        info = {"forfeit": True, "forfeited_by": agent, "vp": None, "winners": None, "category_winners": None}
+        for other in self.agents:
+            self.rewards[other] = self.forfeit_reward if other == agent else 0.0
+            self.terminations[other] = True
+            self.infos[other] = dict(info)
+        self._cumulative_rewards[agent] = 0.0
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
 
     def rewards_of(self, vp: list[int], winners: list[int]) -> list[float]:
         """Terminal rewards per seat for the configured reward mode (see the module docs and
@@ -336,6 +427,7 @@ def env(num_players: int = 2, render_mode: str | None = None, **options: Any) ->
     PettingZoo's ``AssertOutOfBoundsWrapper`` is left out on purpose: it only uses ``assert``
     (no value named, gone under ``python -O``), while :meth:`raw_env.step` already rejects
     every action that is not a legal id — out of range, not an int, or ``None`` — with an
-    :class:`IllegalActionError` naming the value, the valid range and the legal actions.
+    :class:`IllegalActionError` naming the value, the valid range and the legal actions (with
+    ``illegal_action="forfeit"``, an out-of-range or illegal int id forfeits the game instead).
     """
     return wrappers.OrderEnforcingWrapper(raw_env(num_players, render_mode, **options))

@@ -37,6 +37,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -203,9 +204,13 @@ class Runner:
         stops_run: Callable[[Result], bool] | None,
         describe: Callable[[Item], str],
     ) -> None:
-        stop = multiprocessing.Event()
+        context = _process_context()
+        stop = context.Event()
         pool = ProcessPoolExecutor(
-            max_workers=min(self.workers, len(batches)), initializer=_start_local_worker, initargs=(stop,)
+            max_workers=min(self.workers, len(batches)),
+            mp_context=context,
+            initializer=_start_local_worker,
+            initargs=(stop,),
         )
         pending: dict[Future[tuple[list[Result], bool]], Batch[Item]] = {
             pool.submit(run_batch, work, batch.items, stops_run): batch for batch in batches
@@ -315,6 +320,15 @@ def _ray_results(ray: Any, reference: Any, batch: Batch[Any], describe: Callable
         raise WorkerCrashedError(_crash_message(batch, describe)) from error
     except ray.exceptions.RayTaskError as error:
         raise error.as_instanceof_cause() from None  # the worker's own exception and traceback
+
+
+def _process_context() -> Any:
+    """How the local workers start: forked (fast, the default on Linux), but spawned in a process
+    where Ray is running: a fork copies Ray's threads' locks mid-use, and the pool or Ray then hangs."""
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        return multiprocessing.get_context("spawn")
+    return multiprocessing.get_context()
 
 
 def _crash_message(batch: Batch[Any], describe: Callable[[Any], str]) -> str:

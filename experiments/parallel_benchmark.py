@@ -3,8 +3,9 @@
 Ray pays for its scheduler, object store and serialisation; this measures what that costs a
 real workload. The same tournament (same games, same seeds) is played on both backends,
 alternated (local, ray, local, ray, ...) so that a change in the machine's load hits both; Ray
-is started once before the first Ray round and its start-up is reported apart, as a fixed cost
-of a run. Each run should last minutes, not seconds, for the figure to mean something::
+is started before each Ray run (and stopped after it, so that the local runs fork plain
+processes) and its start-up is reported apart, as a fixed cost of a run. Each run should last
+minutes, not seconds, for the figure to mean something::
 
     python -m experiments.parallel_benchmark                       # about 2 minutes of games per run on 2 cores
     python -m experiments.parallel_benchmark --deals 400 --rounds 3 --out overhead.json
@@ -32,19 +33,21 @@ def measure(agents: Sequence[str], players: int, deals: int, workers: int, round
 
     config = TournamentConfig(tuple(map(parse_agent_spec, agents)), num_players=players, deals=deals, seed=seed)
     seconds: dict[str, list[float]] = {backend: [] for backend in BACKENDS}
+    start_up: list[float] = []
     games: dict[str, list[Any]] = {}
-    start = time.perf_counter()
-    ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
-    start_up = time.perf_counter() - start
-    try:
-        for _ in range(rounds):
-            for backend in BACKENDS:
+    for _ in range(rounds):
+        for backend in BACKENDS:
+            if backend == RAY:  # started for its runs only: the local runs fork plain processes
+                start = time.perf_counter()
+                ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+                start_up.append(time.perf_counter() - start)
+            try:
                 start = time.perf_counter()
                 result = run_tournament(config, workers=workers, progress=False, backend=backend)
                 seconds[backend].append(time.perf_counter() - start)
-                games[backend] = [(record.index, record.result.vp) for record in result.records]
-    finally:
-        ray.shutdown()
+            finally:
+                ray.shutdown()
+            games[backend] = [(record.index, record.result.vp) for record in result.records]
     if games[LOCAL] != games[RAY]:
         raise AssertionError("the backends played different games: the runner is broken")
     local, on_ray = statistics.mean(seconds[LOCAL]), statistics.mean(seconds[RAY])
@@ -55,7 +58,7 @@ def measure(agents: Sequence[str], players: int, deals: int, workers: int, round
         "workers": workers,
         "rounds": rounds,
         "seconds": seconds,
-        "ray_start_up_seconds": round(start_up, 2),
+        "ray_start_up_seconds": [round(value, 2) for value in start_up],
         "mean_seconds": {LOCAL: round(local, 2), RAY: round(on_ray, 2)},
         "ray_overhead_percent": round(100 * (on_ray / local - 1), 1),
     }

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import json
 import re
 import warnings
@@ -22,12 +23,13 @@ from pettingzoo.test import api_test, render_test, seed_test
 from scenarios import two_player_split_deck
 
 import biblios_env
-from biblios_env import IllegalActionError, raw_env
+from biblios_env import IllegalActionError, gym_env, raw_env
 from biblios_env.actions import NUM_ACTIONS, REFUSE, describe
 from biblios_env.cards import CARD_VALUE, GOLD_IDS_BY_VALUE, IS_GOLD, NUM_CARDS, card_name
 from biblios_env.engine.scoring import score
 from biblios_env.engine.state import Decision
 from biblios_env.observations import MAX_PLAYERS, OBSERVATION_SIZE
+from biblios_env.pettingzoo_env import FORFEIT_REWARD, ILLEGAL_ACTIONS
 
 PLAYER_COUNTS = (2, 3, 4)
 SNAPSHOT_KEYS = {
@@ -111,8 +113,11 @@ API_TEST_PROBE_WARNING = (
 )
 
 
+@pytest.mark.parametrize("illegal_action", ILLEGAL_ACTIONS)
 @pytest.mark.parametrize("num_players", PLAYER_COUNTS)
-def test_api_test_passes_with_warnings_as_errors(num_players: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_api_test_passes_with_warnings_as_errors(
+    num_players: int, illegal_action: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # api_test warns "Observation is not a NumPy array" and "Observation space ... should be
     # Box or Discrete" for every dict observation {"observation", "action_mask"} unless the
     # env's name is on its allowlists of PettingZoo's own classic envs that use that
@@ -128,7 +133,7 @@ def test_api_test_passes_with_warnings_as_errors(num_players: int, monkeypatch: 
         warnings.filterwarnings("ignore", message=re.escape(API_TEST_PROBE_WARNING) + r"\Z", category=UserWarning)
         # 150 cycles are enough for a whole game (2 players: ~150 steps; 4 players: ~350), so the
         # end-of-game checks (agents removed, terminal rewards) run too.
-        api_test(biblios_env.env(num_players), num_cycles=150)
+        api_test(biblios_env.env(num_players, illegal_action=illegal_action), num_cycles=150)
 
 
 @pytest.mark.parametrize("num_players", PLAYER_COUNTS)
@@ -589,6 +594,14 @@ def test_a_rejected_reset_changes_nothing(seed: object, options: dict[str, Any] 
         {"render_view": "all"},
         {"render_view": True},
         {"render_view": 1.0},
+        {"illegal_action": "ignore"},
+        {"illegal_action": "Forfeit"},
+        {"illegal_action": None},
+        {"forfeit_reward": "-1"},
+        {"forfeit_reward": float("nan")},
+        {"forfeit_reward": float("-inf")},
+        {"forfeit_reward": True},
+        {"forfeit_reward": None},
     ],
     ids=lambda kwargs: "-".join(f"{key}={value}" for key, value in kwargs.items()),
 )
@@ -790,6 +803,132 @@ def test_raw_env_step_after_close_raises_a_clear_runtime_error() -> None:
     env.close()
     with pytest.raises(RuntimeError, match=r"call reset\(\) before step"):
         env.step(0)
+
+
+# ----------------------------------------------------------------- illegal_action="forfeit"
+
+
+def play_legal_steps(env: Any, steps: int, seed: int) -> None:
+    """Reset with ``seed`` and play ``steps`` seeded random legal actions (the game goes on)."""
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        env.step(int(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]))))
+
+
+def an_illegal_id(env: Any, kind: str) -> int | np.int64:
+    """An action id the agent to act may not play: a masked one (as a numpy integer, what
+    RLlib's env check samples) or one out of range (a Python int)."""
+    if kind == "out of range":
+        return NUM_ACTIONS
+    mask = env.observe(env.agent_selection)["action_mask"]
+    return np.int64(np.flatnonzero(mask == 0)[-1])
+
+
+@pytest.mark.parametrize("kind", ["masked", "out of range"])
+@pytest.mark.parametrize("steps_before", [0, 40])
+@pytest.mark.parametrize("num_players", PLAYER_COUNTS)
+@pytest.mark.parametrize("factory", [raw_env, biblios_env.env], ids=["raw_env", "env"])
+def test_forfeit_ends_the_game_with_the_forfeit_reward_for_the_offender_only(
+    factory: Callable[..., Any], num_players: int, steps_before: int, kind: str
+) -> None:
+    env = factory(num_players, illegal_action="forfeit")
+    play_legal_steps(env, steps_before, seed=num_players)
+    offender = env.agent_selection
+    snapshot, history = env.unwrapped.snapshot(), list(env.unwrapped.game.history)
+    observations = {agent: env.observe(agent)["observation"].copy() for agent in env.agents}
+    env.step(an_illegal_id(env, kind))
+    others = [agent for agent in env.possible_agents if agent != offender]
+    assert env.rewards == {offender: FORFEIT_REWARD, **{agent: 0.0 for agent in others}}
+    assert env.terminations == {agent: True for agent in env.possible_agents}
+    assert env.truncations == {agent: False for agent in env.possible_agents}
+    expected_info = {"forfeit": True, "forfeited_by": offender, "vp": None, "winners": None, "category_winners": None}
+    assert env.infos == {agent: expected_info for agent in env.possible_agents}
+    assert env.unwrapped.snapshot() == snapshot and env.unwrapped.game.history == history, "the game as it stood"
+    for agent in env.possible_agents:
+        observation = env.observe(agent)
+        assert not observation["action_mask"].any(), f"{agent} may still act after the forfeit"
+        np.testing.assert_array_equal(observation["observation"], observations[agent])
+        assert env.observation_space(agent).contains(observation)
+    # The AEC loop ends as after a finished game: each agent sees its reward once, steps None, leaves.
+    seen = {}
+    for agent in env.agent_iter():
+        _, reward, terminated, truncated, info = env.last()
+        assert terminated and not truncated and info == expected_info
+        seen[agent] = reward
+        env.step(None)
+    assert seen == {offender: FORFEIT_REWARD, **{agent: 0.0 for agent in others}}
+    assert env.agents == []
+
+
+@pytest.mark.parametrize("reward", ["win", "vp"])
+def test_forfeit_reward_is_the_option_in_either_reward_mode(reward: str) -> None:
+    env = raw_env(3, reward=reward, illegal_action="forfeit", forfeit_reward=-5)
+    env.reset(seed=2)
+    offender = env.agent_selection
+    env.step(NUM_ACTIONS + 7)
+    assert env.rewards[offender] == -5.0 and type(env.rewards[offender]) is float
+    assert sorted(env._cumulative_rewards.values()) == [-5.0, 0.0, 0.0]
+
+
+def test_reset_after_a_forfeit_deals_a_fresh_game_with_masks() -> None:
+    env = raw_env(2, illegal_action="forfeit")
+    env.reset(seed=3)
+    env.step(NUM_ACTIONS)
+    assert env.forfeited_by == "player_0"
+    env.reset(seed=3)
+    assert env.forfeited_by is None and env.infos == {"player_0": {}, "player_1": {}}
+    assert env.observe(env.agent_selection)["action_mask"].any()
+    assert not any(env.terminations.values())
+
+
+def test_legal_games_play_the_same_in_both_modes() -> None:
+    """A masked game never forfeits: the option changes nothing but illegal actions."""
+    games = [random_game(biblios_env.env(3, illegal_action=mode), seed=5) for mode in ILLEGAL_ACTIONS]
+    assert games[0] == games[1]
+    assert "forfeit" not in next(iter(games[1][1].values()))
+
+
+@pytest.mark.parametrize("action", [1.5, 1.0, True, np.True_, "0", None, np.float32(0), [0]])
+def test_non_int_actions_still_raise_in_forfeit_mode(action: object) -> None:
+    """Only an int id is a move that can be forfeited; anything else is the caller's bug."""
+    env = biblios_env.env(2, illegal_action="forfeit")
+    env.reset(seed=0)
+    before = env.unwrapped.snapshot()
+    with pytest.raises(IllegalActionError) as error:
+        env.step(action)
+    assert repr(action) in str(error.value)
+    assert env.unwrapped.snapshot() == before and env.unwrapped.forfeited_by is None
+    assert not any(env.terminations.values())
+
+
+def test_the_default_still_raises_for_an_illegal_id() -> None:
+    for env in (raw_env(2), raw_env(2, illegal_action="raise")):
+        env.reset(seed=0)
+        with pytest.raises(IllegalActionError, match="is not legal"):
+            env.step(np.int64(an_illegal_id(env, "masked")))
+        assert env.forfeited_by is None and not any(env.terminations.values())
+
+
+def test_a_bad_illegal_action_value_names_the_allowed_values() -> None:
+    with pytest.raises(ValueError, match=r"illegal_action must be one of 'raise', 'forfeit', got 'ignore'"):
+        raw_env(2, illegal_action="ignore")
+
+
+def test_the_option_is_the_gym_wrappers() -> None:
+    """One option, one meaning: the same values and default forfeit reward as the Gym wrapper,
+    and a forfeit in the same seat scores the same in both."""
+    assert gym_env.ILLEGAL_ACTIONS == ILLEGAL_ACTIONS
+    assert inspect.signature(gym_env.BibliosGymEnv).parameters["forfeit_reward"].default == FORFEIT_REWARD
+    gym = gym_env.BibliosGymEnv(2, learner_seat=0, illegal_action="forfeit")
+    gym.reset(seed=0)
+    _, gym_reward, terminated, _, gym_info = gym.step(NUM_ACTIONS)
+    pettingzoo_env = raw_env(2, illegal_action="forfeit")
+    pettingzoo_env.reset(seed=0)
+    pettingzoo_env.step(NUM_ACTIONS)
+    assert terminated and gym_info["forfeit"] and pettingzoo_env.infos["player_0"]["forfeit"]
+    assert gym_reward == pettingzoo_env.rewards["player_0"] == FORFEIT_REWARD
+    assert gym_info["vp"] is pettingzoo_env.infos["player_0"]["vp"] is None
 
 
 # ----------------------------------------------------------------- render, view, state
