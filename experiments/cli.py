@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
+
+from biblios_env.engine.game import check_seed
 
 #: The console scripts of ``pyproject.toml`` ([project.scripts]), by the module whose ``main`` they run.
 CONSOLE_SCRIPTS: Final = {
@@ -80,3 +83,26 @@ def check_backend_arguments(args: argparse.Namespace, parser: argparse.ArgumentP
     """A parser error for ``--ray-address`` without ``--backend ray``."""
     if args.ray_address is not None and args.backend != "ray":
         parser.error(f"--ray-address {args.ray_address} needs --backend ray")
+
+
+def at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer of at least ``minimum``; the error names the bad value."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+def seed_value(text: str) -> int:
+    """An argparse type: a game or run seed (a non-negative integer the engine accepts)."""
+    try:
+        return check_seed(int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer seed, got {text!r}") from None

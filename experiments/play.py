@@ -67,13 +67,13 @@ from biblios_env.cards import (
     gold_value,
 )
 from biblios_env.engine.auctions import bid_capacity, cheapest_cover
-from biblios_env.engine.game import PENALTIES, Game, check_seed
+from biblios_env.engine.game import PENALTIES, Game
 from biblios_env.engine.log import save_log
 from biblios_env.engine.scoring import category_totals
 from biblios_env.engine.state import CHANCE_PENALTY, NO_CARD, NO_SEAT, Decision, Phase
 from biblios_env.engine.views import PlayerView, player_view
 from biblios_env.engine.visibility import payment_face_up, penalty_card_seen, placement_face_up
-from experiments.cli import invocation_note, program_name
+from experiments.cli import invocation_note, program_name, seed_value
 from experiments.match import AgentSpecError, build_agent, parse_agent_spec, seat_observation
 from experiments.tournament import AGENT, derive_seed
 
@@ -816,11 +816,6 @@ class TerminalGame:
 
 
 # ----------------------------------------------------------------------------- command line
-def _seed(text: str) -> int:
-    try:
-        return check_seed(int(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer seed, got {text!r}") from None
 
 
 def _delay(text: str) -> float:
@@ -845,7 +840,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--players", type=int, choices=(2, 3, 4),
                         help="players (default: you + the opponents; opponents repeat to fill the seats)")  # fmt: skip
     parser.add_argument("--seat", type=int, default=0, help="your seat, 0 starts (default 0)")
-    parser.add_argument("--seed", type=_seed, help="the deal's seed (default: random, shown at the start)")
+    parser.add_argument("--seed", type=seed_value, help="the deal's seed (default: random, shown at the start)")
     parser.add_argument("--penalty", choices=PENALTIES, default="standard", help="penalty rule (RULES §5)")
     parser.add_argument("--strict-bids", action="store_true", help="only allow bids you can pay")
     parser.add_argument("--save-log", type=Path, metavar="PATH", help="save the game as a replayable log")

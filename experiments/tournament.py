@@ -79,7 +79,7 @@ import numpy as np
 
 from biblios_env.engine.game import PENALTIES, check_seed
 from biblios_env.engine.setup import check_num_players
-from experiments.cli import add_backend_arguments, check_backend_arguments, invocation_note, program_name
+from experiments.cli import add_backend_arguments, check_backend_arguments, invocation_note, program_name, seed_value
 from experiments.match import (
     AGENT_FAULTS,
     AgentError,
@@ -963,13 +963,6 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _seed(text: str) -> int:
-    try:
-        return check_seed(int(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer seed, got {text!r}") from None
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=program_name("experiments.tournament"),
@@ -1010,7 +1003,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="cyclic",
         help="seatings per deal for 3-4 players: the P cyclic rotations or all P! permutations (default cyclic)",
     )
-    parser.add_argument("--seed", type=_seed, default=0, help="tournament seed (default 0)")
+    parser.add_argument("--seed", type=seed_value, default=0, help="tournament seed (default 0)")
     parser.add_argument(
         "--penalty", choices=PENALTIES, default="standard", help="penalty rule (RULES §5; default standard)"
     )

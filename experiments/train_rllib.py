@@ -60,16 +60,23 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from biblios_env.engine.game import check_seed
 from biblios_env.engine.setup import PLAYER_COUNTS
 from biblios_env.layout import LAYOUT_FINGERPRINT
-from experiments.cli import HelpFormatter, add_backend_arguments, check_backend_arguments, invocation_note, program_name
+from experiments.cli import (
+    HelpFormatter,
+    add_backend_arguments,
+    at_least,
+    check_backend_arguments,
+    invocation_note,
+    program_name,
+    seed_value,
+)
 from experiments.match import AgentSpec
 from experiments.parallel import LOCAL
 from experiments.tournament import TournamentConfig, run_tournament, seat_orders
@@ -414,26 +421,6 @@ def _evaluation_line(iteration: int, rows: Sequence[dict[str, Any]]) -> str:
 
 
 # ----------------------------------------------------------------------------- command line
-def _at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse type: an integer of at least ``minimum``; the error names the bad value."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {value}")
-        return value
-
-    return parse
-
-
-def _seed(text: str) -> int:
-    try:
-        return check_seed(int(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer seed, got {text!r}") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -449,10 +436,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--players", type=int, choices=PLAYER_COUNTS, default=defaults.players, help="players at the table"
     )
-    run.add_argument("--iterations", type=_at_least(1), default=defaults.iterations, help="training iterations in all")
+    run.add_argument("--iterations", type=at_least(1), default=defaults.iterations, help="training iterations in all")
     run.add_argument(
         "--seed",
-        type=_seed,
+        type=seed_value,
         default=defaults.seed,
         help="seeds the deals, the weights and the sampling (a run repeats exactly with PYTHONHASHSEED fixed)",
     )
@@ -466,20 +453,20 @@ def build_parser() -> argparse.ArgumentParser:
     add_backend_arguments(ray)
     ray.add_argument(
         "--num-env-runners",
-        type=_at_least(0),
+        type=at_least(0),
         default=defaults.num_env_runners,
         help="Ray actors that sample games, one CPU each (0: sample in this process)",
     )
     ppo = parser.add_argument_group("PPO")
     ppo.add_argument(
-        "--train-batch", type=_at_least(1), default=defaults.train_batch, help="env steps sampled per iteration"
+        "--train-batch", type=at_least(1), default=defaults.train_batch, help="env steps sampled per iteration"
     )
-    ppo.add_argument("--minibatch-size", type=_at_least(1), default=defaults.minibatch_size, help="SGD minibatch size")
-    ppo.add_argument("--epochs", type=_at_least(1), default=defaults.epochs, help="passes over each batch")
+    ppo.add_argument("--minibatch-size", type=at_least(1), default=defaults.minibatch_size, help="SGD minibatch size")
+    ppo.add_argument("--epochs", type=at_least(1), default=defaults.epochs, help="passes over each batch")
     ppo.add_argument("--learning-rate", type=float, default=defaults.learning_rate, help="Adam learning rate")
     ppo.add_argument(
         "--hidden",
-        type=_at_least(1),
+        type=at_least(1),
         nargs="+",
         default=list(defaults.hidden),
         help="hidden layer sizes (shared trunk)",
@@ -487,14 +474,14 @@ def build_parser() -> argparse.ArgumentParser:
     evaluation = parser.add_argument_group("evaluation")
     evaluation.add_argument(
         "--eval-games",
-        type=_at_least(0),
+        type=at_least(0),
         default=defaults.eval_games,
         help=f"games against each of {' and '.join(EVAL_OPPONENTS)} per evaluation, rounded up to whole deals "
         "(0: checkpoints only)",
     )
     evaluation.add_argument(
         "--eval-every",
-        type=_at_least(1),
+        type=at_least(1),
         default=defaults.eval_every,
         help="iterations between evaluations (each saves a checkpoint; the last iteration always does)",
     )

@@ -21,11 +21,10 @@ reported by the example that needs it, never by the package.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 
 from biblios_env.engine.scoring import REWARDS
 from biblios_env.engine.setup import PLAYER_COUNTS
-from experiments.cli import HelpFormatter, invocation_note, program_name
+from experiments.cli import HelpFormatter, at_least, invocation_note, program_name
 
 
 def missing_framework(module: str, extra: str, error: ImportError) -> ModuleNotFoundError:
@@ -36,21 +35,6 @@ def missing_framework(module: str, extra: str, error: ImportError) -> ModuleNotF
         f'{module} needs the {extra!r} extra ({error}); install it with: pip install -e ".[{extra}]"',
         name=error.name,
     )
-
-
-def at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse type: an integer of at least ``minimum``; the error names the bad value."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {value}")
-        return value
-
-    return parse
 
 
 def example_parser(module: str, description: str, *, train_iterations: int, iteration: str) -> argparse.ArgumentParser:
