@@ -1,4 +1,4 @@
-"""Golden playthroughs: one readable, diffable text file per game configuration (issue 11).
+"""Golden playthroughs: one readable, diffable text file per game configuration.
 
 Modelled on OpenSpiel's ``integration_tests/playthroughs``: a whole game per configuration
 (2/3/4 players, both penalty variants, strict bids), played through the PettingZoo env from

@@ -1,4 +1,4 @@
-"""The agents ask the engine for the rules' facts and share one race model (issue 11): the
+"""The agents ask the engine for the rules' facts and share one race model: the
 search's bids, the rollout's gold payments and the church options agree with the engine's
 homes; the race model's defaults and its two cut-offs are declared once; the search's
 parameters are checked by name."""

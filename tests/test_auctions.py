@@ -468,7 +468,7 @@ def test_auction_strict_bids_whole_games_never_refuse(num_players):
         assert not any(kind == "penalty" for kind, _ in game.state.chance)
 
 
-# --------------------------------------------------------------------------- no change is ever given (issue 10)
+# --------------------------------------------------------------------------- no change is ever given
 def gold_coins(cards) -> int:
     """Coins in ``cards`` (gold cards only)."""
     return sum(CARD_VALUE[c] for c in cards if IS_GOLD[c])
@@ -550,7 +550,7 @@ def test_auction_an_overpayment_leaves_no_credit_for_the_next_payment():
     assert gold_in_hand(game, 1) == 1
 
 
-# --------------------------------------------------------------------------- a face-up payment is public (issue 10)
+# --------------------------------------------------------------------------- a face-up payment is public
 def assert_nobody_lists_as_held(game, cards: list[int]) -> None:
     """No seat's public knowledge places any of ``cards`` in a hand: the state's public hands and
     their indicator rows, every seat's view (opponents' cards and its own public cards) and

@@ -1,4 +1,4 @@
-"""The card table (RULES §1) and the public action table (issue 2's action-space contract)."""
+"""The card table (RULES §1) and the public action table (the action-space contract)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 or is interrupted must stop the episode loudly (naming the opponent, its seat and the game
 seed) and the wrapper must refuse further steps until ``reset()`` — otherwise the game is
 left on the opponent's turn and the learner's next action is applied to the opponent's
-decision (issue 10, item 13)."""
+decision."""
 
 from __future__ import annotations
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import math
-import os
 import re
 import subprocess
 import sys
@@ -26,6 +25,7 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 from gymnasium.utils.env_checker import check_env
+from optional_extras import require
 from pettingzoo.test import api_test, parallel_api_test
 from pettingzoo.utils.conversions import aec_to_parallel, turn_based_aec_to_parallel
 
@@ -46,13 +46,6 @@ pytestmark = pytest.mark.filterwarnings(r"ignore:Creating \w+WeightUpdater which
 PROBE_WARNING = r"ignoring unknown reset option\(s\) \['options'\]"
 #: The examples, with the framework each needs.
 EXAMPLES = [("torchrl_example", "torchrl"), ("tianshou_example", "tianshou"), ("supersuit_example", "supersuit")]
-
-
-def require(module: str) -> ModuleType:
-    """``module``, or a skip where it is not installed; in CI a missing module is an error."""
-    if os.environ.get("CI", "").lower() == "true":
-        return importlib.import_module(module)
-    return pytest.importorskip(module)
 
 
 @pytest.fixture(scope="module")

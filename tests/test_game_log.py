@@ -1,4 +1,4 @@
-"""Game logs (issue 2): every game is its config, seed, chance outcomes and actions as JSON,
+"""Game logs: every game is its config, seed, chance outcomes and actions as JSON,
 replays exactly, and any malformed or inconsistent log raises GameLogError naming the problem.
 """
 

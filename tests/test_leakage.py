@@ -1,4 +1,4 @@
-"""Hidden information stays hidden (RULES §7; STYLE principle 5).
+"""Hidden information stays hidden (RULES §7).
 
 Two games that differ only in what a player cannot know must give that player identical
 observations: the :class:`PlayerView`, its encoding, the PettingZoo ``observe()`` vector

@@ -2,8 +2,8 @@
 of workers, stopping, crashes named, and the commands' --backend options.
 
 The Ray tests start their own Ray (2 CPUs) and stop it; one simulates a two-node cluster on this
-machine with ``ray.cluster_utils.Cluster``. Without Ray installed they are skipped, except in CI,
-where a missing Ray is a failure.
+machine with ``ray.cluster_utils.Cluster``. Without Ray installed they are skipped (see
+``optional_extras.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from functools import partial
 
 import numpy as np
 import pytest
+from optional_extras import require
 
 from experiments.match import parse_agent_spec
 from experiments.parallel import LOCAL, RAY, Batch, Runner, WorkerCrashedError, batches_of, check_backend
@@ -100,7 +101,7 @@ def test_tournament_options_name_the_backends() -> None:
 
 
 # ----------------------------------------------------------------------------- Ray
-ray = pytest.importorskip("ray") if os.environ.get("CI") != "true" else __import__("ray")
+ray = require("ray")
 
 
 # Ray's workers cannot import this test module (pytest put its folder on the path of this process

@@ -1,4 +1,4 @@
-"""Golden playthroughs (issue 11): every file in ``tests/playthroughs/`` regenerates exactly.
+"""Golden playthroughs: every file in ``tests/playthroughs/`` regenerates exactly.
 
 A failure prints the unified diff between the golden file and what this code produces, so
 the reviewer sees exactly which views, observations, legal actions or outcomes a change

@@ -1,4 +1,4 @@
-"""Property tests over thousands of random games (issue 2, "Tests"; RULES §2-§6).
+"""Property tests over thousands of random games (RULES §2-§6).
 
 Every game is drawn by hypothesis: player count, penalty variant, strict bids, first
 player, auction order, seed and a seeded chooser of legal actions. The properties:
@@ -7,13 +7,13 @@ player, auction order, seed and a seeded chooser of legal actions. The propertie
 - the legal set is non-empty, sorted and within ``0..265`` until the end, and empty after;
 - every legal action is accepted; every other id is rejected with ``IllegalActionError``
   naming it, and a rejection leaves the game untouched;
-- the same seed and actions give the same game, bit for bit (STYLE principle 4);
+- the same seed and actions give the same game, bit for bit;
 - games end within the declared :data:`~biblios_env.engine.facts.MAX_GAME_LENGTH` actions;
 - dice stay in 1..6 and hands never hold church cards (RULES §4);
 - ``clone()`` is independent of its original and replays its chance events exactly;
 - a game with ``auto_forced=False`` ends where the ``auto_forced=True`` game does.
 
-Hypothesis is derandomized so the default run is reproducible (STYLE principle 10).
+Hypothesis is derandomized so the default run is reproducible.
 Cheap checks run at every step; the exhaustive ones (all 266 ids, every legal action on
 a clone, the full state record) on a sample of steps, to keep the file fast.
 """
@@ -219,7 +219,7 @@ def test_apply_rejects_bool_and_non_integer_actions() -> None:
 @examples(200)
 @given(config=game_configs(), chooser=CHOOSERS)
 def test_same_seed_and_actions_give_the_same_game(config: dict[str, Any], chooser: tuple[int, str]) -> None:
-    """STYLE principle 4: a game is its config, seed and actions — bit for bit."""
+    """A game is its config, seed and actions — bit for bit."""
     first = Game(**config)
     second = Game(**config)
     rng = random.Random(chooser[0])
@@ -329,7 +329,7 @@ def test_clone_before_a_penalty_meets_the_same_penalty() -> None:
 @examples(120)
 @given(config=game_configs(), chooser=CHOOSERS)
 def test_auto_forced_false_replays_to_the_same_end(config: dict[str, Any], chooser: tuple[int, str]) -> None:
-    """Exposing forced decisions changes who applies them, not the game (issue 2)."""
+    """Exposing forced decisions changes who applies them, not the game."""
     automatic = play(config, chooser)
     exposed = Game(**config, auto_forced=False)
     for action in automatic.history:
@@ -369,7 +369,7 @@ def test_exposed_forced_decisions_keep_the_invariants(config: dict[str, Any], ch
     assert forced > 0, "every game has forced decisions (the last card of a gift turn)"
 
 
-# --------------------------------------------------------------------------- payments (issue 10, "Test gaps")
+# --------------------------------------------------------------------------- payments
 def payment_covered(lot: int, bid: int, picks: list[int]) -> bool:
     """Whether ``picks`` complete the payment of ``bid`` for ``lot`` (RULES §5): exactly ``bid``
     cards of any kind for a gold card, gold worth at least ``bid`` for anything else."""

@@ -9,11 +9,12 @@ training runs are tiny (256 env steps an iteration, no env runner), about a minu
 two cores.
 """
 
+# ruff: noqa: E402  (the framework imports follow the require() that skips without them)
+
 from __future__ import annotations
 
 import csv
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -24,11 +25,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from optional_extras import require
 
-if os.environ.get("CI") == "true":
-    import ray.rllib  # CI installs the rllib extra: its absence must fail here, not skip
-else:
-    pytest.importorskip("ray.rllib", reason='needs the rllib extra: pip install -e ".[rllib]"')
+require("ray.rllib")  # a skip without the extra (a failure in CI): the imports below need it
 
 import ray
 import torch

@@ -261,7 +261,7 @@ def test_a_view_whose_counts_do_not_add_up_is_rejected() -> None:
         sample_state(view, np.random.default_rng(0))
 
 
-# --------------------------------------------------------------------------- the sampler, statistically (issue 10)
+# --------------------------------------------------------------------------- the sampler, statistically
 #: Samples per position in the statistical leak test, and the one-sided z-score above which a
 #: sampler is judged to favour the real hidden cards (a fair sampler exceeds 5 about 3 times in 10**7).
 LEAK_SAMPLES: Final = 300

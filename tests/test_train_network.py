@@ -10,6 +10,7 @@ import json
 
 import numpy as np
 import pytest
+from optional_extras import require
 
 from agents.network import NumpyNetwork
 from biblios_env.actions import NUM_ACTIONS
@@ -51,7 +52,7 @@ def test_dagger_games_follow_the_learner_where_the_teacher_does_not_play() -> No
 
 
 def test_torch_and_numpy_networks_agree(tmp_path) -> None:
-    torch = pytest.importorskip("torch")
+    torch = require("torch")
     config = SelfPlayConfig(players=(2,), teacher=spec("value"), seed=5)
     samples = generate(config, range(3))
     network = TorchNetwork((24, 12), value_hidden=8)
@@ -79,7 +80,7 @@ def test_samples_round_trip(tmp_path) -> None:
 def test_the_training_command_runs_and_resumes(tmp_path) -> None:
     """The whole recipe with a tiny budget; then a run interrupted after its bootstrap and resumed
     ends with the same networks and evaluations as the uninterrupted one."""
-    pytest.importorskip("torch")
+    require("torch")
     whole = tmp_path / "whole"
     assert train_network.main([*TINY, "--out", str(whole)]) == 0
     for name in ("config.json", "state.json", "eval.csv", "strength.png", "network_0.npz", "network_1.npz",
@@ -123,7 +124,7 @@ def test_the_training_command_runs_and_resumes(tmp_path) -> None:
 def test_a_network_reading_the_heuristics_proposal_trains_and_plays(tmp_path) -> None:
     """--inputs observation+value: the data record the value heuristic's move at every decision,
     and the trained network's agent computes it from its own view to play legal moves."""
-    pytest.importorskip("torch")
+    require("torch")
     out = tmp_path / "hint"
     assert train_network.main([*TINY, "--out", str(out), "--iterations", "0", "--inputs", "observation+value"]) == 0
     samples = Samples.load(out / "data" / "iteration_0.npz")

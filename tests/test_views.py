@@ -1,4 +1,4 @@
-"""Player views cannot change the game (issue 10, item 15): agents are third-party code, so a
+"""Player views cannot change the game: agents are third-party code, so a
 view shares no mutable object with the live state. Writing into a view raises or changes
 only that view, and a view kept for later still shows the moment it was built.
 """

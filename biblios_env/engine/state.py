@@ -1,6 +1,6 @@
 """The mutable game state record and its cheap ``clone()`` (the engine's only data structure).
 
-Design choice (STYLE principle 3): one mutable record of ints and small lists, stepped in
+Design choice: one mutable record of ints and small lists, stepped in
 place by the rule modules and copied field by field by :meth:`State.clone`. Search agents
 clone millions of times, so no ``deepcopy`` and no per-card objects.
 """
@@ -304,7 +304,7 @@ class State:
 
     @property
     def rng(self) -> np.random.Generator:
-        """The game's single generator; every chance event draws from it (STYLE principle 4)."""
+        """The game's single generator; every chance event draws from it (so a game is its seed and actions)."""
         rng = self._rng
         if rng is None:
             state = self._rng_state
