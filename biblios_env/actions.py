@@ -63,7 +63,7 @@ def _check_category(category: object) -> int:
 
 
 def table_markdown() -> str:
-    """The action table as Markdown, generated from the constants (the README embeds it)."""
+    """The action table as Markdown, generated from the constants (docs/environment.md embeds it)."""
     rows = [
         ("0, 1, 2", "place the drawn card: KEEP, AUCTION, COMMON"),
         (f"{TAKE_BASE} + c (c = 0..86)", "TAKE card c from the common area"),

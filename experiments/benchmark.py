@@ -10,7 +10,7 @@ saves the figures as JSON. Run ``python -m experiments.benchmark`` (about a minu
 Each figure is measured ``--repeats`` times, the measurements interleaved, and reported as
 the best (the least disturbed run: the convention of ``timeit``) and the median. Shared
 machines change speed by up to 2x within minutes, so compare code with the
-load-independent instruction counts in the README, not with one wall-clock run.
+load-independent instruction counts of docs/performance.md, not with one wall-clock run.
 """
 
 from __future__ import annotations

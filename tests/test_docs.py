@@ -1,6 +1,7 @@
-"""The docs cannot drift: generated tables in the README match the code, its Python examples
-run, CI runs the README's test command, and the rules document (docs/rules.md) is the one
-every "RULES §N" reference in the repository points into."""
+"""The docs cannot drift: generated tables in docs/environment.md match the code, the Python
+examples of the README and the guides run, CI runs the README's test command, the README stays
+an entry point, and the rules document (docs/rules.md) is the one every "RULES §N" reference in
+the repository points into."""
 
 from __future__ import annotations
 
@@ -24,6 +25,14 @@ from biblios_env.observations import layout_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
+#: The page with the generated action table and observation layout.
+ENVIRONMENT = (ROOT / "docs" / "environment.md").read_text()
+#: The documents whose ```python examples run, in this order (the game-records example of
+#: docs/experiments.md reads the tournament its example before wrote). docs/frameworks.md's
+#: examples need the RL frameworks: tests/test_frameworks.py runs them.
+EXAMPLE_DOCUMENTS = ("README.md", "docs/environment.md", "docs/experiments.md", "docs/training.md")
+#: The README is the entry point, not the manual: it stays under this many characters.
+README_LIMIT = 15_000
 RULES_PATH = ROOT / "docs" / "rules.md"
 RULES = RULES_PATH.read_text()
 
@@ -50,8 +59,8 @@ ASSUMPTION_MARKER = "**Assumption:**"
 
 
 def _generated_block(source: str) -> str:
-    match = re.search(rf"<!-- generated: {re.escape(source)} -->\n(.*?)\n<!-- end generated -->", README, re.S)
-    assert match, f"README has no generated block for {source}"
+    match = re.search(rf"<!-- generated: {re.escape(source)} -->\n(.*?)\n<!-- end generated -->", ENVIRONMENT, re.S)
+    assert match, f"docs/environment.md has no generated block for {source}"
     return match.group(1)
 
 
@@ -75,11 +84,11 @@ def _rules_sections() -> dict[int, str]:
     return {int(heading.group(1)): RULES[heading.end() : end] for heading, end in zip(headings, ends)}
 
 
-def test_readme_action_table_matches_the_code() -> None:
+def test_the_action_table_of_the_docs_matches_the_code() -> None:
     assert _generated_block("biblios_env.actions.table_markdown()") == table_markdown()
 
 
-def test_readme_observation_layout_matches_the_code() -> None:
+def test_the_observation_layout_of_the_docs_matches_the_code() -> None:
     assert _generated_block("biblios_env.observations.layout_markdown()") == layout_markdown()
 
 
@@ -90,15 +99,23 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     assert ci_commands[-1] == command
 
 
-def test_readme_python_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every ```python block of the README runs as written, in order, in a scratch folder (they
+@pytest.mark.parametrize("document", EXAMPLE_DOCUMENTS)
+def test_the_python_examples_run(document: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every ```python block of ``document`` runs as written, in order, in a scratch folder (they
     save files, and the game-records example reads the tournament the example before it wrote).
     The MaskablePPO example trains 128 steps: a few seconds, so it stays in the default run."""
-    blocks = re.findall(r"```python\n(.*?)```", README, re.S)
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / document).read_text(), re.S)
     assert blocks
     monkeypatch.chdir(tmp_path)
     for index, block in enumerate(blocks):
-        exec(compile(block, f"README.md python block {index}", "exec"), {})
+        exec(compile(block, f"{document} python block {index}", "exec"), {})
+
+
+def test_the_readme_is_an_entry_point() -> None:
+    """Short enough to read in a few minutes, with a link to every guide in docs/."""
+    assert len(README) < README_LIMIT, f"README.md has {len(README):,} characters (limit {README_LIMIT:,})"
+    unlinked = [page.name for page in sorted((ROOT / "docs").glob("*.md")) if f"(docs/{page.name})" not in README]
+    assert not unlinked, f"README.md links to no {unlinked}"
 
 
 def test_rules_document_has_sections_1_to_8_with_their_titles() -> None:

@@ -415,13 +415,14 @@ def test_every_documented_agent_spec_example_builds() -> None:
     assert found >= 5
 
 
-def test_readme_agent_spec_examples_use_real_parameters() -> None:
-    """README examples may name files that do not exist here (``ppo:path=FILE``), so only the
-    parameter names are checked, against what --list-agents shows."""
+def test_the_docs_agent_spec_examples_use_real_parameters() -> None:
+    """The README's and docs/' examples may name files that do not exist here (``ppo:path=FILE``),
+    so only the parameter names are checked, against what --list-agents shows."""
     from experiments.match import describe_agent
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    examples = spec_examples(readme)
+    root = Path(__file__).resolve().parent.parent
+    documents = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    examples = [example for document in documents for example in spec_examples(document.read_text())]
     assert examples
     for example in examples:
         name, _, params = example.partition(":")
