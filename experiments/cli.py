@@ -87,14 +87,15 @@ def check_backend_arguments(args: argparse.Namespace, parser: argparse.ArgumentP
 
 def at_least(minimum: int) -> Callable[[str], int]:
     """An argparse type: an integer of at least ``minimum``; the error names the bad value."""
+    expected = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
         if value < minimum:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {value}")
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {value}")
         return value
 
     return parse

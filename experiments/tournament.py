@@ -79,7 +79,14 @@ import numpy as np
 
 from biblios_env.engine.game import PENALTIES, check_seed
 from biblios_env.engine.setup import check_num_players
-from experiments.cli import add_backend_arguments, check_backend_arguments, invocation_note, program_name, seed_value
+from experiments.cli import (
+    add_backend_arguments,
+    at_least,
+    check_backend_arguments,
+    invocation_note,
+    program_name,
+    seed_value,
+)
 from experiments.match import (
     AGENT_FAULTS,
     AgentError,
@@ -953,14 +960,6 @@ def format_summary(result: TournamentResult, saved: Sequence[Path] = ()) -> str:
 
 
 # ----------------------------------------------------------------------------- command line
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -990,11 +989,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     size = parser.add_mutually_exclusive_group()
     size.add_argument(
-        "--games", type=_positive_int, default=100, help="games per table, rounded up to whole deals (default 100)"
+        "--games", type=at_least(1), default=100, help="games per table, rounded up to whole deals (default 100)"
     )
     size.add_argument(
         "--deals",
-        type=_positive_int,
+        type=at_least(1),
         help="deals (game seeds) per table, instead of --games; each is played in every seating",
     )
     parser.add_argument(
@@ -1012,7 +1011,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--workers",
-        type=_positive_int,
+        type=at_least(1),
         default=os.cpu_count() or 1,
         help=f"processes (default: all {os.cpu_count() or 1} cores); results do not depend on it",
     )

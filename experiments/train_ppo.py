@@ -73,7 +73,14 @@ from biblios_env.agent_interface import Agent, AgentObservation
 from biblios_env.engine import Game
 from biblios_env.engine.scoring import rewards
 from biblios_env.gym_env import BibliosGymEnv, OpponentPool
-from experiments.cli import HelpFormatter, add_backend_arguments, check_backend_arguments, invocation_note, program_name
+from experiments.cli import (
+    HelpFormatter,
+    add_backend_arguments,
+    at_least,
+    check_backend_arguments,
+    invocation_note,
+    program_name,
+)
 from experiments.match import AgentSpec, build_agent, parse_agent_spec, play_out
 from experiments.parallel import LOCAL, Runner, batches_of
 from experiments.tournament import TournamentConfig, run_tournament
@@ -728,11 +735,6 @@ def _versions() -> dict[str, str]:
 
 
 # ----------------------------------------------------------------------------- command line
-def _positive_int(text: str) -> int:
-    value = int(text.replace("_", ""))
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
 
 
 def _layers(text: str) -> tuple[int, ...]:
@@ -764,12 +766,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="player count(s); with several, each episode draws one",
     )
     run.add_argument(
-        "--total-steps", type=_positive_int, default=defaults.total_steps, help="learner decisions to train for"
+        "--total-steps", type=at_least(1), default=defaults.total_steps, help="learner decisions to train for"
     )
     run.add_argument(
         "--seed", type=int, default=defaults.seed, help="seed of the model, the environments and the warm start"
     )
-    run.add_argument("--n-envs", type=_positive_int, default=defaults.n_envs, help="vectorized environments")
+    run.add_argument("--n-envs", type=at_least(1), default=defaults.n_envs, help="vectorized environments")
     run.add_argument(
         "--vec",
         choices=("dummy", "subproc"),
@@ -778,7 +780,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--torch-threads",
-        type=_positive_int,
+        type=at_least(1),
         default=defaults.torch_threads,
         help="torch threads (more is slower on a small machine)",
     )
@@ -802,16 +804,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="opponent mixture: registry agents and 'self' (the snapshot pool) with weights",
     )
     pool.add_argument(
-        "--snapshot-every", type=_positive_int, default=defaults.snapshot_every, help="steps between snapshots"
+        "--snapshot-every", type=at_least(1), default=defaults.snapshot_every, help="steps between snapshots"
     )
-    pool.add_argument("--pool-size", type=_positive_int, default=defaults.pool_size, help="snapshots kept (the newest)")
+    pool.add_argument("--pool-size", type=at_least(1), default=defaults.pool_size, help="snapshots kept (the newest)")
     evaluation = parser.add_argument_group("evaluation and checkpoints")
     evaluation.add_argument(
         "--eval-every", type=int, default=defaults.eval_every, help="steps between evaluations (0: at the end only)"
     )
     evaluation.add_argument(
         "--eval-deals",
-        type=_positive_int,
+        type=at_least(1),
         default=defaults.eval_deals,
         help="duplicate deals per evaluation opponent (each played in every seating)",
     )
@@ -833,7 +835,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     warm.add_argument("--bc-teacher", default=defaults.bc_teacher, help="the agent to imitate (an agent spec)")
     warm.add_argument("--bc-data", type=Path, help="demonstrations file: loaded if it exists, else collected and saved")
-    warm.add_argument("--bc-epochs", type=_positive_int, default=defaults.bc_epochs, help="epochs of behaviour cloning")
+    warm.add_argument("--bc-epochs", type=at_least(1), default=defaults.bc_epochs, help="epochs of behaviour cloning")
     warm.add_argument(
         "--bc-learning-rate",
         type=float,
@@ -844,16 +846,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--dagger-rounds", type=int, default=defaults.dagger_rounds, help="DAgger rounds after cloning (0: none)"
     )
     warm.add_argument(
-        "--dagger-games", type=_positive_int, default=defaults.dagger_games, help="learner games per DAgger round"
+        "--dagger-games", type=at_least(1), default=defaults.dagger_games, help="learner games per DAgger round"
     )
     warm.add_argument(
         "--dagger-epochs",
-        type=_positive_int,
+        type=at_least(1),
         default=defaults.dagger_epochs,
         help="epochs over all data per DAgger round",
     )
     warm.add_argument(
-        "--workers", type=_positive_int, default=defaults.workers, help="processes that play the warm-start games"
+        "--workers", type=at_least(1), default=defaults.workers, help="processes that play the warm-start games"
     )
     add_backend_arguments(warm)
     warm.add_argument("--init", type=Path, help="start from this MaskablePPO .zip (same architecture) instead")
@@ -874,13 +876,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ppo.add_argument("--learning-rate", type=float, default=defaults.learning_rate, help="Adam learning rate of PPO")
     ppo.add_argument(
-        "--n-steps", type=_positive_int, default=defaults.n_steps, help="rollout steps per environment per update"
+        "--n-steps", type=at_least(1), default=defaults.n_steps, help="rollout steps per environment per update"
     )
     ppo.add_argument(
-        "--batch-size", type=_positive_int, default=defaults.batch_size, help="minibatch size of a PPO update"
+        "--batch-size", type=at_least(1), default=defaults.batch_size, help="minibatch size of a PPO update"
     )
     ppo.add_argument(
-        "--n-epochs", type=_positive_int, default=defaults.n_epochs, help="passes over each rollout per update"
+        "--n-epochs", type=at_least(1), default=defaults.n_epochs, help="passes over each rollout per update"
     )
     ppo.add_argument(
         "--gamma", type=float, default=defaults.gamma, help="discount factor (terminal rewards: 1 keeps them whole)"

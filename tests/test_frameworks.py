@@ -554,7 +554,7 @@ def test_the_command_lines_follow_the_experiments_conventions(example: str, fram
     for confusing in ("(default: True)", "(default: False)", "(default: None)", "(default: ["):
         assert confusing not in text
     with pytest.raises(SystemExit):
-        parser.parse_args(["--steps", "0"])  # "expected an integer >= 1, got 0"
+        parser.parse_args(["--steps", "0"])  # "expected a positive integer, got 0"
 
 
 # ============================================================================ the page itself

@@ -262,7 +262,7 @@ def test_a_forfeit_during_training_stops_the_run(
     [
         (["--ray-address", "10.0.0.5:6379"], "--ray-address 10.0.0.5:6379 needs --backend ray"),
         (["--backend", "dask"], "invalid choice: 'dask'"),
-        (["--eval-every", "0"], "expected an integer >= 1, got 0"),
+        (["--eval-every", "0"], "expected a positive integer, got 0"),
     ],
 )
 def test_bad_command_lines_are_refused_before_ray_starts(
