@@ -297,7 +297,7 @@ def test_auction_penalty_standard_each_other_player_takes_a_random_card(num_play
 
 
 def test_auction_penalty_random_cards_depend_on_the_seed():
-    """The penalty cards are drawn at random from the game's seeded generator (RULES §5, STYLE 4)."""
+    """The penalty cards are drawn at random from the game's seeded generator (RULES §5)."""
     outcomes = set()
     for seed in range(6):
         game = auction_game(2, [], [LOT], seed=seed)

@@ -39,7 +39,7 @@ import pytest
 
 from biblios_env import compiled_core
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 #: The console scripts of pyproject.toml and the functions they call.
 CONSOLE_SCRIPTS = {
     "biblios-play": "experiments.play:main",

@@ -30,7 +30,7 @@ from experiments.tournament import (
     write_results,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class UniformAgent:
@@ -261,7 +261,10 @@ def test_ctrl_c_from_a_terminal_saves_the_games_and_exits_130(tmp_path: Path, ba
     command = [sys.executable, "-m", "experiments.tournament", "--agents", spec("UniformAgent", "delay=0.002"),
                UNIFORM, "--deals", "40", "--workers", "2", "--no-progress", "--out", str(out),
                "--backend", backend]  # fmt: skip
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")])}
+    environment = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests"), str(Path(__file__).parent)]),
+    }
     process = subprocess.Popen(command, cwd=ROOT, env=environment, start_new_session=True,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     deadline = time.monotonic() + 120  # Ray takes several seconds to start

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 EXPECTED = ["01_rules_walkthrough.ipynb", "02_strategy_analysis.ipynb", "03_training_analysis.ipynb"]
 

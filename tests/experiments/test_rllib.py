@@ -48,7 +48,7 @@ from experiments.tournament import TournamentConfig, run_tournament
 #: RLlib registers its env wrapper with Gymnasium again at every algorithm it builds.
 pytestmark = pytest.mark.filterwarnings("ignore:.*Overriding environment rllib-multi-agent-env-v0:UserWarning")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PLAYER_COUNTS = (2, 3, 4)
 #: A tiny run: a few hundred env steps an iteration, sampled in this process, one evaluation.
 TINY = [

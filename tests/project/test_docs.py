@@ -23,13 +23,13 @@ from biblios_env.cards import (
 )
 from biblios_env.observations import layout_markdown
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
 #: The page with the generated action table and observation layout.
 ENVIRONMENT = (ROOT / "docs" / "environment.md").read_text()
 #: The documents whose ```python examples run, in this order (the game-records example of
 #: docs/experiments.md reads the tournament its example before wrote). docs/frameworks.md's
-#: examples need the RL frameworks: tests/test_frameworks.py runs them.
+#: examples need the RL frameworks: tests/experiments/test_frameworks.py runs them.
 EXAMPLE_DOCUMENTS = ("README.md", "docs/environment.md", "docs/experiments.md", "docs/training.md")
 #: The README is the entry point, not the manual: it stays under this many characters.
 README_LIMIT = 15_000

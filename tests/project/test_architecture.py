@@ -19,7 +19,7 @@ from typing import Final
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 #: The layers, lowest first: the modules of each (a name ending in ``.*`` covers a package's
 #: submodules) and the third-party packages its modules may import besides the standard library.
@@ -112,7 +112,7 @@ def layer_of(module: str) -> int:
         for member in members:
             if module == member or (member.endswith(".*") and module.startswith(member[:-1])):
                 return index
-    raise AssertionError(f"{module} belongs to no layer: add it to LAYERS in tests/test_architecture.py")
+    raise AssertionError(f"{module} belongs to no layer: add it to LAYERS in tests/project/test_architecture.py")
 
 
 def _run_at_import(node: ast.AST) -> list[ast.AST]:

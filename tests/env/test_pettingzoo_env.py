@@ -1,5 +1,5 @@
 """The PettingZoo AEC environment (``biblios_env.pettingzoo_env``): PettingZoo's own
-conformance suites, then the public contract of issue #2 — agents and spaces, masks,
+conformance suites, then the public contract — agents and spaces, masks,
 rewards and terminal infos, ``snapshot()``, reset options, constructor checks,
 ``strict_bids`` / ``expose_forced``, determinism, illegal actions and ``state()``.
 """

@@ -27,27 +27,27 @@ import pytest
 
 from biblios_env import compiled_core
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BUILT = compiled_core.extension_path(compiled_core.DIGESTS_MODULE) is not None
 #: The suites the pure path runs again: rules, worked examples, engine and environments.
 PURE_PATH_SUITES = (
-    "test_setup.py",
-    "test_gifts.py",
-    "test_church.py",
-    "test_auctions.py",
-    "test_scoring.py",
-    "test_state.py",
-    "test_worked_examples.py",
-    "test_cards_and_actions.py",
-    "test_visibility.py",
-    "test_views.py",
-    "test_sampling.py",
-    "test_observations.py",
-    "test_game_log.py",
-    "test_playthroughs.py",
-    "test_pettingzoo_env.py",
-    "test_gym_env.py",
-    "test_leakage.py",
+    "engine/test_setup.py",
+    "engine/test_gifts.py",
+    "engine/test_church.py",
+    "engine/test_auctions.py",
+    "engine/test_scoring.py",
+    "engine/test_state.py",
+    "engine/test_worked_examples.py",
+    "engine/test_cards_and_actions.py",
+    "engine/test_visibility.py",
+    "engine/test_views.py",
+    "engine/test_sampling.py",
+    "env/test_observations.py",
+    "engine/test_game_log.py",
+    "env/test_playthroughs.py",
+    "env/test_pettingzoo_env.py",
+    "env/test_gym_env.py",
+    "env/test_leakage.py",
 )
 
 

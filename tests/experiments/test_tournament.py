@@ -420,7 +420,7 @@ def test_the_docs_agent_spec_examples_use_real_parameters() -> None:
     so only the parameter names are checked, against what --list-agents shows."""
     from experiments.match import describe_agent
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     documents = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
     examples = [example for document in documents for example in spec_examples(document.read_text())]
     assert examples

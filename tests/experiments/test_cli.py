@@ -15,7 +15,7 @@ import pytest
 from experiments import benchmark, instruction_count, play, tournament, train_ppo
 from experiments.cli import CONSOLE_SCRIPTS, HelpFormatter, invocation_note, program_name
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 #: Every command line of experiments/ whose parser this file checks, by module.
 PARSERS: dict[str, Callable[[], argparse.ArgumentParser]] = {
