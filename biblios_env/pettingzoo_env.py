@@ -75,6 +75,7 @@ completes; RULES §5); v0 — first release.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from collections.abc import Callable, Sequence
@@ -88,9 +89,10 @@ from pettingzoo.utils import wrappers
 
 from biblios_env.actions import NUM_ACTIONS
 from biblios_env.cards import NUM_CARDS
+from biblios_env.engine.config import GameConfig
 from biblios_env.engine.game import Game, IllegalActionError
 from biblios_env.engine.scoring import REWARDS, rewards
-from biblios_env.engine.setup import check_num_players, check_seat
+from biblios_env.engine.setup import check_num_players
 from biblios_env.engine.views import PlayerView, player_view
 from biblios_env.layout import ENV_NAME, LAYOUT_FINGERPRINT
 from biblios_env.observations import HAND_SIZE_SCALE, MAX_PLAYERS, OBSERVATION_SIZE, SLICES, encode_state
@@ -236,14 +238,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.forfeit_reward = check_forfeit_reward(forfeit_reward)
         self.render_mode = render_mode
         self.reward_mode = reward
-        self.game_options: dict[str, Any] = {
-            "num_players": self.num_players,
-            "penalty": penalty,
-            "strict_bids": strict_bids,
-            "first_player": check_seat(first_player, self.num_players, "first_player"),
-        }
+        #: The options of every game this env deals (checked now, not at the first reset); the
+        #: ``auction_order`` and ``first_player`` reset options replace theirs for one reset.
+        self.game_config = GameConfig(self.num_players, penalty, strict_bids, first_player)
         self.auto_forced = not expose_forced
-        Game(**self.game_options, seed=0)  # validates penalty and strict_bids now, not at reset
         self.possible_agents = [f"player_{seat}" for seat in range(self.num_players)]
         self._seat = {agent: seat for seat, agent in enumerate(self.possible_agents)}
         observation_space = spaces.Dict(
@@ -277,11 +275,13 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         leaves the env as it was, the game in progress and the seeds of later unseeded resets
         included.
         """
-        game_options = {**self.game_options, **known_reset_options(options, RESET_OPTIONS)}
+        changes = known_reset_options(options, RESET_OPTIONS)
+        deck = changes.pop("deck", None)
+        config = dataclasses.replace(self.game_config, **changes) if changes else self.game_config
         if seed is None:
-            game = self._unseeded_game(game_options)
+            game = self._unseeded_game(config, deck)
         else:
-            game = Game(**game_options, seed=seed, auto_forced=self.auto_forced)  # checks the seed
+            game = Game.from_config(config, seed=seed, deck=deck, auto_forced=self.auto_forced)  # checks the seed
             self._seed_source = np.random.default_rng(game.seed)  # later unseeded resets replay from here
         self.game = game
         self.forfeited_by = None
@@ -293,12 +293,13 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
         self.agent_selection = self.agents[game.current_player]
 
-    def _unseeded_game(self, game_options: dict[str, Any]) -> Game:
+    def _unseeded_game(self, config: GameConfig, deck: Any) -> Game:
         """A game seeded by the next draw of the seed source; the draw is taken back if the game
         is rejected (a bad option), so a failed reset does not change the games that follow."""
         generator_state = self._seed_source.bit_generator.state
         try:
-            return Game(**game_options, seed=int(self._seed_source.integers(2**63)), auto_forced=self.auto_forced)
+            seed = int(self._seed_source.integers(2**63))
+            return Game.from_config(config, seed=seed, deck=deck, auto_forced=self.auto_forced)
         except ValueError:
             self._seed_source.bit_generator.state = generator_state
             raise

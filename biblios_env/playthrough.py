@@ -40,13 +40,14 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 
 from biblios_env import actions
 from biblios_env.cards import DIE_MAX, DIE_MIN, IS_CHURCH, IS_GOLD, NUM_CARDS, NUM_CATEGORIES, gold_value
 from biblios_env.engine import Decision, Game, IllegalActionError, PlayerView, player_view
+from biblios_env.engine.config import GameConfig
 from biblios_env.engine.log import ACTION_LAYOUT, game_digest
 from biblios_env.layout import LAYOUT_FINGERPRINT
 from biblios_env.observations import PIECES, Piece, decode
@@ -56,28 +57,17 @@ from biblios_env.text import FULL_TABLE, game_text, table_text
 
 @dataclass(frozen=True)
 class Configuration:
-    """One golden game: the env options and the seed of both the deal and the chooser."""
+    """One golden game: its name, the game's options and the seed of both the deal and the chooser."""
 
     name: str
-    num_players: int
-    penalty: str
-    strict_bids: bool
-    first_player: int
+    game: GameConfig
     seed: int
 
-    def game_options(self) -> dict[str, Any]:
-        """The options both :class:`~biblios_env.engine.Game` and ``raw_env`` take (not the seed)."""
-        return {
-            "num_players": self.num_players,
-            "penalty": self.penalty,
-            "strict_bids": self.strict_bids,
-            "first_player": self.first_player,
-        }
-
     def options_text(self) -> str:
+        game = self.game
         return (
-            f"num_players={self.num_players} penalty={self.penalty} strict_bids={self.strict_bids} "
-            f"first_player={self.first_player} seed={self.seed}"
+            f"num_players={game.num_players} penalty={game.penalty} strict_bids={game.strict_bids} "
+            f"first_player={game.first_player} seed={self.seed}"
         )
 
 
@@ -85,14 +75,14 @@ class Configuration:
 #: refused by choice (impossible with strict bids), a church card resolved with a die at 1 or 6,
 #: a gold card auctioned and paid for; they also vary the favourite die of the chooser.
 CONFIGURATIONS: Final[tuple[Configuration, ...]] = (
-    Configuration("2p_standard", 2, "standard", False, 0, 15),
-    Configuration("3p_standard", 3, "standard", False, 0, 5),
-    Configuration("4p_standard", 4, "standard", False, 0, 8),
-    Configuration("2p_bluffs", 2, "bluffs", False, 1, 16),
-    Configuration("3p_bluffs", 3, "bluffs", False, 2, 12),
-    Configuration("4p_bluffs", 4, "bluffs", False, 3, 9),
-    Configuration("2p_strict_bids", 2, "standard", True, 0, 6),
-    Configuration("3p_strict_bids", 3, "standard", True, 1, 10),
+    Configuration("2p_standard", GameConfig(2, "standard", strict_bids=False, first_player=0), 15),
+    Configuration("3p_standard", GameConfig(3, "standard", strict_bids=False, first_player=0), 5),
+    Configuration("4p_standard", GameConfig(4, "standard", strict_bids=False, first_player=0), 8),
+    Configuration("2p_bluffs", GameConfig(2, "bluffs", strict_bids=False, first_player=1), 16),
+    Configuration("3p_bluffs", GameConfig(3, "bluffs", strict_bids=False, first_player=2), 12),
+    Configuration("4p_bluffs", GameConfig(4, "bluffs", strict_bids=False, first_player=3), 9),
+    Configuration("2p_strict_bids", GameConfig(2, "standard", strict_bids=True, first_player=0), 6),
+    Configuration("3p_strict_bids", GameConfig(3, "standard", strict_bids=True, first_player=1), 10),
 )
 #: Where the golden files live (in the repository's tests).
 DEFAULT_DIRECTORY: Final = Path(__file__).resolve().parent.parent / "tests" / "playthroughs"
@@ -296,7 +286,7 @@ class Coverage:
 
 def coverage(game: Game) -> Coverage:
     """Count the rules ``game`` exercised, by replaying its history one decision at a time."""
-    replay = Game(**game.config, seed=game.seed, auto_forced=False)
+    replay = Game.from_config(game.config, seed=game.seed, auto_forced=False)
     counts = Coverage()
     auctioned: set[int] = set()
     for action in game.history:
@@ -331,7 +321,14 @@ def playthrough(
     observations are shown as digests (any change to what they see shows at the step it
     happens), or in full with ``all_seats`` to investigate such a change.
     """
-    env = raw_env(render_mode="ansi", **config.game_options())
+    options = config.game
+    env = raw_env(
+        options.num_players,
+        "ansi",
+        penalty=options.penalty,
+        strict_bids=options.strict_bids,
+        first_player=options.first_player,
+    )
     env.reset(seed=config.seed)
     game = env.game
     if game is None:

@@ -25,11 +25,10 @@ from biblios_env.engine.state import (
     enter_hand_publicly,
     move_card,
     pop_card,
-    record_penalty_move,
     remove_card,
     uniform_index,
 )
-from biblios_env.engine.visibility import payment_face_up
+from biblios_env.engine.visibility import payment_face_up, record_penalty_move
 
 
 def start_phase(state: State) -> bool:

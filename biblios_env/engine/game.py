@@ -15,42 +15,17 @@ import numpy as np
 
 from biblios_env.actions import check_action, describe
 from biblios_env.engine import rules
+from biblios_env.engine.config import PENALTIES as PENALTIES  # TEMPORARY re-export while experiments/ moves
+from biblios_env.engine.config import GameConfig, check_bool, check_seed
 from biblios_env.engine.flow import PHASE_END
-from biblios_env.engine.setup import check_num_players, check_seat, new_state
+from biblios_env.engine.setup import new_state
 from biblios_env.engine.state import NO_CARD, Decision, State
 
-STANDARD: Final = "standard"
-#: The "medieval bluffs" penalty variant (RULES §5).
-BLUFFS: Final = "bluffs"
-PENALTIES: Final = (STANDARD, BLUFFS)
-SHUFFLED_ORDER: Final = "shuffle"
-#: Auctions in the order the cards were placed (to reproduce rulebook scenarios).
-PLACED_ORDER: Final = "placed"
-AUCTION_ORDERS: Final = (SHUFFLED_ORDER, PLACED_ORDER)
 PHASE_NAMES: Final = ("gift", "auction", "end")
 
 
 class IllegalActionError(ValueError):
     """An action id that is not legal for the current decision."""
-
-
-def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
-    return str(value)
-
-
-def _check_bool(name: str, value: object) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
-
-
-def check_seed(seed: object) -> int:
-    """Seeds are non-negative ints so that every game can be written to a JSON log."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
-    return int(seed)
 
 
 class Game:
@@ -68,11 +43,14 @@ class Game:
             order they were put on the pile, to reproduce rulebook scenarios).
         deck: the exact draw pile after removal, top first (see ``setup.check_deck``).
         auto_forced: apply decisions that have a single legal action automatically.
+
+    The options are kept, checked, as :attr:`config` (a frozen
+    :class:`~biblios_env.engine.config.GameConfig`); :meth:`from_config` starts a game from one.
     """
 
     __slots__ = ("_legal", "auto_forced", "config", "deck", "deck_given", "history", "seed", "state")
 
-    config: dict[str, Any]
+    config: GameConfig
     seed: int
     deck: tuple[int, ...]
     deck_given: bool
@@ -102,26 +80,41 @@ class Game:
         deck: Sequence[int] | None = None,
         auto_forced: object = True,
     ) -> None:
-        players = check_num_players(num_players)
-        config: dict[str, Any] = {
-            "num_players": players,
-            "penalty": _check_choice("penalty", penalty, PENALTIES),
-            "strict_bids": _check_bool("strict_bids", strict_bids),
-            "first_player": check_seat(first_player, players, "first_player"),
-            "auction_order": _check_choice("auction_order", auction_order, AUCTION_ORDERS),
-        }
+        config = GameConfig(num_players, penalty, strict_bids, first_player, auction_order)  # type: ignore[arg-type]
+        self._start(config, seed, deck, auto_forced)
+
+    @classmethod
+    def from_config(
+        cls,
+        config: GameConfig,
+        *,
+        seed: SupportsIndex | None = None,
+        deck: Sequence[int] | None = None,
+        auto_forced: object = True,
+    ) -> Game:
+        """A new game with the options of ``config`` (the other arguments as for :class:`Game`)."""
+        if not isinstance(config, GameConfig):
+            raise TypeError(f"config must be a GameConfig, got {config!r}")
+        game = cls.__new__(cls)
+        game._start(config, seed, deck, auto_forced)
+        return game
+
+    def _start(
+        self, config: GameConfig, seed: SupportsIndex | None, deck: Sequence[int] | None, auto_forced: object
+    ) -> None:
+        """Deal and start: the one path of ``__init__`` and :meth:`from_config`."""
         game_seed = secrets.randbits(63) if seed is None else check_seed(seed)
         state = new_state(
-            players,
+            config.num_players,
             np.random.default_rng(game_seed),
-            first_player=config["first_player"],
-            bluffs=config["penalty"] == BLUFFS,
-            strict_bids=config["strict_bids"],
-            auction_order_placed=config["auction_order"] == PLACED_ORDER,
+            first_player=config.first_player,
+            bluffs=config.bluffs,
+            strict_bids=config.strict_bids,
+            auction_order_placed=config.auction_order_placed,
             deck=deck,
         )
         deck_as_dealt = tuple(state.draw_pile[::-1])
-        forced = _check_bool("auto_forced", auto_forced)
+        forced = check_bool("auto_forced", auto_forced)
         self._fill(config, game_seed, deck_as_dealt, deck is not None, forced, state, [])
         rules.start_game(state)
         self.apply_forced()
@@ -131,20 +124,14 @@ class Game:
         """A game around a position built elsewhere (a determinization sampled from a view): its
         options are read from the state, ``seed`` is recorded for its log, and the history starts
         empty. The draw pile as dealt is unknown there, so :attr:`deck` is empty."""
-        config = {
-            "num_players": state.num_players,
-            "penalty": BLUFFS if state.bluffs else STANDARD,
-            "strict_bids": state.strict_bids,
-            "first_player": state.first_player,
-            "auction_order": PLACED_ORDER if state.auction_order_placed else SHUFFLED_ORDER,
-        }
+        config = GameConfig.from_state(state)
         game = cls.__new__(cls)
         game._fill(config, seed, (), False, auto_forced, state, [])
         return game
 
     def _fill(
         self,
-        config: dict[str, Any],
+        config: GameConfig,
         seed: int,
         deck: tuple[int, ...],
         deck_given: bool,

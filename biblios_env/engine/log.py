@@ -23,10 +23,11 @@ import hashlib
 import json
 import reprlib
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, get_type_hints
 
 from biblios_env.actions import NUM_ACTIONS, describe, table_markdown
 from biblios_env.cards import NUM_CARDS
+from biblios_env.engine.config import GameConfig
 from biblios_env.engine.game import Game, IllegalActionError
 from biblios_env.engine.state import State
 
@@ -34,14 +35,9 @@ LOG_FORMAT: Final = "biblios-game-log"
 LOG_VERSION: Final = 3
 #: The versions :func:`replay` reads: 2 has no action layout (its digest still checks it).
 READABLE_VERSIONS: Final = (2, 3)
-_CONFIG_KEYS: Final = ("num_players", "penalty", "strict_bids", "first_player", "auction_order")
-_CONFIG_TYPES: Final = {
-    "num_players": int,
-    "penalty": str,
-    "strict_bids": bool,
-    "first_player": int,
-    "auction_order": str,
-}
+#: A log's config holds exactly the game options, each of its JSON type (the names and types are
+#: :class:`GameConfig`'s fields; GameConfig checks the values themselves).
+_CONFIG_TYPES: Final[dict[str, type]] = get_type_hints(GameConfig)
 _CHANCE_KEYS: Final = ("deck", "removed", "events")
 #: The State fields a digest covers: everything the rules read or write (the derived indicator
 #: rows and per-seat penalty records are rebuilt from these, so they add nothing).
@@ -119,7 +115,7 @@ def to_log(game: Game, **metadata: Any) -> dict[str, Any]:
         "format": LOG_FORMAT,
         "version": LOG_VERSION,
         "action_layout": ACTION_LAYOUT,
-        "config": dict(game.config),
+        "config": game.config.to_dict(),
         "seed": game.seed,
         "deck_given": game.deck_given,
         "chance": {
@@ -241,12 +237,12 @@ def _check_action_layout(action_layout: str) -> None:
 
 
 def _check_config(config: dict[str, Any]) -> dict[str, Any]:
-    """Exactly the config keys, each of its JSON type (Game checks the values themselves)."""
-    unknown = sorted(map(_show, set(config) - set(_CONFIG_KEYS)))
-    missing = [key for key in _CONFIG_KEYS if key not in config]
+    """Exactly the config keys, each of its JSON type (GameConfig checks the values themselves)."""
+    unknown = sorted(map(_show, set(config) - set(_CONFIG_TYPES)))
+    missing = [key for key in _CONFIG_TYPES if key not in config]
     if unknown or missing:
         raise GameLogError(
-            f"game log config must have exactly the keys {list(_CONFIG_KEYS)}; unknown: {unknown}, missing: {missing}"
+            f"game log config must have exactly the keys {list(_CONFIG_TYPES)}; unknown: {unknown}, missing: {missing}"
         )
     for key, kind in _CONFIG_TYPES.items():
         value = config[key]
@@ -296,7 +292,7 @@ def _check_actions(actions: list[Any]) -> list[int]:
 
 def _new_game(config: dict[str, Any], seed: int, deck: list[int] | None) -> Game:
     try:
-        return Game(**config, seed=seed, deck=deck, auto_forced=False)
+        return Game.from_config(GameConfig(**config), seed=seed, deck=deck, auto_forced=False)
     except ValueError as error:
         raise GameLogError(f"game log config, seed or deck is invalid: {error}") from error
 

@@ -64,6 +64,7 @@ from biblios_env.engine.game import Game
 from biblios_env.engine.setup import GIFT_TURNS, GOLD_REMOVED_PER_VALUE, REMOVED_COUNT
 from biblios_env.engine.state import NO_CARD, NO_SEAT, State
 from biblios_env.engine.views import PlayerView
+from biblios_env.engine.visibility import record_penalty_move
 
 _HAND, _FACE_DOWN = 0, 1
 _STRICT_TRIES: Final = 200
@@ -488,7 +489,9 @@ class _Sampler:
         state.penalty_moves = sample.penalty_moves
         if view.public_at_last_loss:
             state.public_at_last_loss = [tuple(view.public_at_last_loss[relative[seat]]) for seat in range(n)]
-        state.init_derived()  # indicator rows and per-seat penalty records from the lists above
+        state.init_derived()  # indicator rows from the lists above
+        for giver, receiver, card in state.penalty_moves:  # and each seat's record of them
+            record_penalty_move(state, giver, receiver, card)
         return state
 
     def set_church_and_taker(self, state: State) -> None:

@@ -25,7 +25,6 @@ from biblios_env.engine.flow import (
     Phase,
     Resume,
 )
-from biblios_env.engine.visibility import penalty_card_seen
 
 #: The fields of a :class:`State`: its ``__slots__``, and the list that tests and tools read (a
 #: compiled class has no ``__slots__`` attribute to read).
@@ -290,8 +289,10 @@ class State:
         return other
 
     def init_derived(self) -> None:
-        """(Re)build the derived fields from the card lists and ``penalty_moves``: called by the
-        constructor, and by the determinization sampler once it has filled in the lists."""
+        """(Re)build the derived fields from the card lists: called by the constructor, and by the
+        determinization sampler once it has filled in the lists. The per-seat penalty records
+        start empty: who saw which card is a visibility rule, so the sampler replays
+        ``penalty_moves`` through :func:`biblios_env.engine.visibility.record_penalty_move`."""
         n = self.num_players
         self.hand_rows = [indicator_row(hand) for hand in self.hands]
         self.common_row = indicator_row(self.common_area)
@@ -299,8 +300,6 @@ class State:
         self.public_discard_row = indicator_row(self.public_discard)
         self.contribution_rows = [indicator_row(cards) for cards in self.auction_contributions]
         self.penalty_views = [[] for _ in range(n)]
-        for giver, receiver, card in self.penalty_moves:
-            record_penalty_move(self, giver, receiver, card)
 
     @property
     def rng(self) -> np.random.Generator:
@@ -398,15 +397,6 @@ def discard_face_down(state: State, seat: int, cards: Iterable[int]) -> None:
     state.private_discard[seat].extend(cards)
 
 
-def record_penalty_move(state: State, giver: int, receiver: int, card: int) -> None:
-    """Record one card moved by a standard penalty as every seat sees it (RULES §7: how many
-    cards moved is public, which card only the two players involved know)."""
-    n = state.num_players
-    for seat, moves in enumerate(state.penalty_views):
-        seen = card if penalty_card_seen(seat, giver, receiver) else NO_CARD
-        moves.append(((giver - seat) % n, (receiver - seat) % n, seen))
-
-
 # The flow's names are defined in biblios_env.engine.flow and also importable from here, beside the record.
 __all__ = [
     "CHANCE_AUCTION_ORDER",
@@ -425,7 +415,6 @@ __all__ = [
     "indicator_row",
     "move_card",
     "pop_card",
-    "record_penalty_move",
     "remove_card",
     "uniform_index",
 ]

@@ -9,7 +9,8 @@ game's narration of the other players' moves (``experiments.play``).
 * :func:`seat_secrets`: of the hidden information that changes at every step, what one seat
   sees now (its drawn and kept card, the placements left, a payment in progress, hand sizes).
 * :func:`placement_face_up`, :func:`payment_face_up`, :func:`penalty_card_seen`: which moves
-  the whole table sees, and who sees a card moved by a penalty.
+  the whole table sees, and who sees a card moved by a penalty;
+  :func:`record_penalty_move` keeps each seat's record of the penalty moves by that rule.
 
 Public records the state keeps for everyone (the common area, cards publicly seen entering a
 hand, public discards) and the seat's own records (its hand, its auction cards, its face-down
@@ -18,14 +19,12 @@ discards) need no decision: a view copies them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from biblios_env.actions import COMMON, KEEP
 from biblios_env.cards import IS_CHURCH, IS_GOLD
 from biblios_env.engine.flow import DECISION_PLACE, DECISION_TAKE, NO_CARD, PHASE_GIFT
-
-if TYPE_CHECKING:  # the state module imports this one: the record is only read here
-    from biblios_env.engine.state import State
+from biblios_env.engine.state import State
 
 _NO_QUOTA: Final = (0, 0, 0)
 # Module constants: a global load is cheaper than an enum attribute load in the hot functions.
@@ -75,6 +74,15 @@ def penalty_card_seen(seat: int, giver: int, receiver: int) -> bool:
     """Whether ``seat`` sees which card a standard penalty moved from ``giver`` to ``receiver``:
     only the two of them do; everybody sees that a card moved (RULES §5, §7)."""
     return seat in (giver, receiver)
+
+
+def record_penalty_move(state: State, giver: int, receiver: int, card: int) -> None:
+    """Record one card moved by a standard penalty as every seat sees it (RULES §7: how many
+    cards moved is public, which card only the two players involved know)."""
+    n = state.num_players
+    for seat, moves in enumerate(state.penalty_views):
+        seen = card if penalty_card_seen(seat, giver, receiver) else NO_CARD
+        moves.append(((giver - seat) % n, (receiver - seat) % n, seen))
 
 
 def decision_key(state: State, seat: int) -> tuple[Any, ...]:

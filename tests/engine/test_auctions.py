@@ -443,8 +443,8 @@ def test_auction_strict_bids_without_gold_only_pass():
 def test_auction_strict_bids_is_off_by_default():
     """Restricting bids is an option, never the default; the standard penalty is the default (RULES §5)."""
     game = Game(3, seed=0)
-    assert game.config["strict_bids"] is False
-    assert game.config["penalty"] == "standard"
+    assert game.config.strict_bids is False
+    assert game.config.penalty == "standard"
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])

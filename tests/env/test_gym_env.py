@@ -272,7 +272,7 @@ def test_bad_arguments_are_rejected_with_a_clear_message(kwargs, message):
 def test_reset_options_are_checked_and_passed_to_the_game():
     env = BibliosGymEnv((2, 3))
     _, info = env.reset(seed=0, options={"num_players": 3, "learner_seat": 2, "first_player": 1})
-    assert (info["num_players"], info["learner_seat"], env.env.game.config["first_player"]) == (3, 2, 1)
+    assert (info["num_players"], info["learner_seat"], env.env.game.config.first_player) == (3, 2, 1)
     with pytest.raises(ValueError, match="num_players"):
         env.reset(seed=0, options={"num_players": 4})
 

@@ -93,8 +93,8 @@ def twin(env: raw_env) -> raw_env:
 
 
 def _env_options(game: Game) -> dict[str, Any]:
-    config = game.config
-    return {key: config[key] for key in ("penalty", "strict_bids", "first_player", "auction_order")}
+    options = game.config.to_dict()
+    return {key: options[key] for key in ("penalty", "strict_bids", "first_player", "auction_order")}
 
 
 # --------------------------------------------------------------------------- what a seat sees

@@ -48,7 +48,7 @@ def _shortened(diff: str) -> str:
 
 def _finished_game(config: Configuration) -> Game:
     """The golden game, rebuilt from the actions its file records."""
-    game = Game(**config.game_options(), seed=config.seed)
+    game = Game.from_config(config.game, seed=config.seed)
     for action in recorded_actions_of(golden_path(config).read_text()):
         game.apply(action)
     return game
@@ -87,7 +87,7 @@ def test_golden_game_exercises_every_rule(config: Configuration) -> None:
     game = _finished_game(config)
     assert game.is_over
     exercised = coverage(game)
-    if config.strict_bids:
+    if config.game.strict_bids:
         assert exercised.penalties == 0
     else:
         assert exercised.penalties >= 1 and exercised.penalties_chosen >= 1
@@ -97,10 +97,12 @@ def test_golden_game_exercises_every_rule(config: Configuration) -> None:
 
 
 def test_configurations_cover_every_player_count_and_penalty_variant() -> None:
-    combinations = {(config.num_players, config.penalty) for config in CONFIGURATIONS if not config.strict_bids}
+    combinations = {
+        (config.game.num_players, config.game.penalty) for config in CONFIGURATIONS if not config.game.strict_bids
+    }
     assert combinations == {(n, penalty) for n in (2, 3, 4) for penalty in ("standard", "bluffs")}
-    assert any(config.strict_bids for config in CONFIGURATIONS)
-    assert {config.first_player for config in CONFIGURATIONS} > {0}
+    assert any(config.game.strict_bids for config in CONFIGURATIONS)
+    assert {config.game.first_player for config in CONFIGURATIONS} > {0}
     assert len({config.name for config in CONFIGURATIONS}) == len(CONFIGURATIONS)
 
 
@@ -169,6 +171,6 @@ def test_all_seats_shows_the_other_seats_in_full_where_the_golden_file_has_diges
     full = playthrough(config, recorded_actions_of(golden), all_seats=True)
     steps = golden.count("other seats' views and observations (digests)")
     assert steps == golden.count("### step ") and "(digests):" not in full
-    other_seats = config.num_players - 1
+    other_seats = config.game.num_players - 1
     assert full.count("\nview of player_") == steps * other_seats
     assert full.count("\nobservation of player_") == steps * other_seats
