@@ -83,7 +83,8 @@ from gymnasium import spaces
 
 from biblios_env.actions import NUM_ACTIONS
 from biblios_env.agent_interface import Agent, AgentObservation, UniformRandomAgent
-from biblios_env.engine.game import Game, IllegalActionError, check_seed
+from biblios_env.engine.config import check_seed
+from biblios_env.engine.game import Game, IllegalActionError
 from biblios_env.engine.setup import check_num_players
 from biblios_env.engine.views import player_view
 from biblios_env.layout import GYM_ENV_ID

@@ -24,6 +24,7 @@ from typing import Any, Final
 
 from biblios_env.agent_interface import Agent, AgentObservation
 from biblios_env.engine import Game, IllegalActionError
+from biblios_env.engine.config import GameConfig
 from biblios_env.engine.log import save_log
 from biblios_env.engine.setup import check_num_players
 from biblios_env.engine.views import player_view
@@ -273,14 +274,14 @@ def play_game(
     *,
     agent_seeds: Sequence[int | None] | None = None,
     labels: Sequence[str] | None = None,
-    penalty: str = "standard",
-    strict_bids: bool = False,
+    game_config: GameConfig | None = None,
     log_path: str | Path | None = None,
     log_metadata: dict[str, Any] | None = None,
 ) -> GameResult:
     """Play one game with ``agents[seat]`` in each seat (seat 0 starts) and return its result.
 
-    ``seed`` fixes the deal and every chance event; ``agent_seeds[seat]`` is passed to that
+    ``seed`` fixes the deal and every chance event; ``game_config`` holds the game's options (by
+    default the rules' game for ``len(agents)`` players); ``agent_seeds[seat]`` is passed to that
     agent's ``start_game``. With ``log_path`` the game is saved as a replayable log
     (:func:`biblios_env.engine.log.load_log`) whose metadata holds the labels and seeds.
     """
@@ -289,7 +290,11 @@ def play_game(
     agent_seeds = tuple(agent_seeds) if agent_seeds is not None else (None,) * num_players
     if len(labels) != num_players or len(agent_seeds) != num_players:
         raise ValueError(f"{num_players} agents need {num_players} labels and agent seeds, got {labels}, {agent_seeds}")
-    game = Game(num_players, seed=seed, penalty=penalty, strict_bids=strict_bids)
+    if game_config is None:
+        game_config = GameConfig(num_players)
+    elif game_config.num_players != num_players:
+        raise ValueError(f"{num_players} agents cannot play a {game_config.num_players}-player game: {game_config}")
+    game = Game.from_config(game_config, seed=seed)
     for seat, agent in enumerate(agents):
         try:
             agent.start_game(seat, num_players, seed=agent_seeds[seat])

@@ -15,7 +15,6 @@ import numpy as np
 
 from biblios_env.actions import check_action, describe
 from biblios_env.engine import rules
-from biblios_env.engine.config import PENALTIES as PENALTIES  # TEMPORARY re-export while experiments/ moves
 from biblios_env.engine.config import GameConfig, check_bool, check_seed
 from biblios_env.engine.flow import PHASE_END
 from biblios_env.engine.setup import new_state

@@ -8,12 +8,13 @@ import argparse
 import re
 import tomllib
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from experiments import benchmark, instruction_count, play, tournament, train_ppo
-from experiments.cli import CONSOLE_SCRIPTS, HelpFormatter, invocation_note, program_name
+from experiments import benchmark, instruction_count, play, tournament, train_network, train_ppo, train_rllib
+from experiments.cli import CONSOLE_SCRIPTS, HelpFormatter, add_config_arguments, invocation_note, program_name
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,7 +24,9 @@ PARSERS: dict[str, Callable[[], argparse.ArgumentParser]] = {
     "experiments.instruction_count": instruction_count.build_parser,
     "experiments.play": play.build_parser,
     "experiments.tournament": tournament.build_parser,
+    "experiments.train_network": train_network.build_parser,
     "experiments.train_ppo": train_ppo.build_parser,
+    "experiments.train_rllib": train_rllib.build_parser,
 }
 
 
@@ -88,6 +91,67 @@ def test_the_help_formatter_leaves_out_defaults_that_misread() -> None:
     assert re.search(r"output folder(?! \(default)", text)
     assert "seed (default 0) (default" not in text
     assert "the others (default: value 100%)" in text
+
+
+def test_a_one_word_list_default_is_shown_as_typed() -> None:
+    parser = argparse.ArgumentParser(formatter_class=HelpFormatter)
+    parser.add_argument(
+        "--net-arch", type=lambda text: tuple(map(int, text.split(","))), default=(64, 32), help="layers"
+    )
+    assert "layers (default: 64,32)" in " ".join(parser.format_help().split())
+
+
+def _default_folder() -> Path:
+    return Path("runs/today")
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """A config as a command declares one: each field's option in its metadata."""
+
+    games: int = field(default=10, metadata={"help": "games to play", "section": "play"})
+    players: tuple[int, ...] = field(default=(2, 3), metadata={"help": "player counts", "choices": (2, 3, 4)})
+    layers: tuple[int, ...] = field(
+        default=(8, 8),
+        metadata={"help": "layers", "type": lambda text: tuple(map(int, text.split(","))), "nargs": None},
+    )
+    rate: float = field(default=0.5, metadata={"help": "a rate", "section": "learn"})
+    data: Path | None = field(default=None, metadata={"help": "a file", "metavar": "FILE"})
+    out: Path = field(default_factory=_default_folder, metadata={"help": "output folder (default: dated)"})
+    plot: bool = field(default=True, metadata={"help": "draw the plot"})
+    progress: bool = field(default=True, metadata={"help": "hide progress (default: shown)", "flag": "--no-progress"})
+
+
+def test_a_config_declares_its_options_once() -> None:
+    """add_config_arguments: a field's name, default, type and help make its option; sections make groups."""
+    parser = argparse.ArgumentParser(formatter_class=HelpFormatter)
+    add_config_arguments(parser, _Settings)
+    assert parser.parse_args([]) == argparse.Namespace(
+        games=10, players=[2, 3], layers=(8, 8), rate=0.5, data=None, out=None, plot=True, progress=True
+    )
+    args = parser.parse_args([
+        "--games", "3", "--players", "4", "--layers", "5,6", "--rate", "1e-3", "--data", "d.npz", "--out", "o",
+        "--no-plot", "--no-progress",
+    ])  # fmt: skip
+    assert args == argparse.Namespace(
+        games=3, players=[4], layers=(5, 6), rate=1e-3, data=Path("d.npz"), out=Path("o"), plot=False, progress=False
+    )
+    text = parser.format_help()
+    assert [group.title for group in parser._action_groups][-2:] == ["play", "learn"]
+    assert "--data FILE" in text and "[--plot | --no-plot]" in text and "[--no-progress]" in text
+    flat = " ".join(text.split())
+    assert "player counts (default: 2 3)" in flat and "layers (default: 8,8)" in flat
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--players", "5"])
+
+
+def test_a_config_field_without_help_is_refused() -> None:
+    @dataclass
+    class Unhelpful:
+        games: int = field(default=1, metadata={"hlep": "a typo"})
+
+    with pytest.raises(TypeError, match=r"Unhelpful\.games"):
+        add_config_arguments(argparse.ArgumentParser(), Unhelpful)
 
 
 def test_the_pre_commit_hooks_run_the_commands_of_the_quality_gate() -> None:

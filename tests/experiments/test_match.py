@@ -10,6 +10,8 @@ import pytest
 
 from biblios_env.agent_interface import AgentObservation
 from biblios_env.engine import Game, IllegalActionError
+from biblios_env.engine.config import GameConfig
+from biblios_env.engine.log import load_log
 from biblios_env.engine.views import player_view
 from experiments.match import build_agent, parse_agent_spec, play_game, play_out, seat_observation
 
@@ -64,3 +66,12 @@ def test_play_game_plays_the_game_play_out_plays_with_the_same_agents(tmp_path: 
         agent.start_game(seat, 3, seed=seeds[seat])
     play_out(game, lambda seat, observation: agents[seat].act(observation))
     assert json.loads((tmp_path / "log.json").read_text())["actions"] == game.history
+
+
+def test_play_game_plays_its_game_config_and_refuses_one_for_another_table(tmp_path: Path) -> None:
+    agents = [build_agent(parse_agent_spec("random")) for _ in range(3)]
+    config = GameConfig(3, "bluffs", strict_bids=True)
+    play_game(agents, 5, agent_seeds=[1, 2, 3], game_config=config, log_path=tmp_path / "log.json")
+    assert load_log(tmp_path / "log.json").config == config
+    with pytest.raises(ValueError, match=r"^2 agents cannot play a 3-player game: GameConfig\(num_players=3"):
+        play_game(agents[:2], 5, game_config=config)

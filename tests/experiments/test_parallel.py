@@ -18,8 +18,8 @@ from optional_extras import require
 
 from experiments.match import parse_agent_spec
 from experiments.parallel import LOCAL, RAY, Batch, Runner, WorkerCrashedError, batches_of, check_backend
-from experiments.selfplay import SelfPlayConfig, generate, spec
 from experiments.tournament import TournamentConfig, build_parser, run_tournament
+from experiments.training.teacher_games import SelfPlayConfig, generate
 
 
 def _square(item: int) -> int:
@@ -136,7 +136,7 @@ def test_a_tournament_gives_the_same_games_on_both_backends(local_ray) -> None:
 
 
 def test_game_generation_gives_the_same_samples_on_both_backends(local_ray) -> None:
-    config = SelfPlayConfig(players=(2, 3), teacher=spec("value"), seed=3)
+    config = SelfPlayConfig(players=(2, 3), teacher=parse_agent_spec("value"), seed=3)
     here = generate(config, range(6))
     on_ray = generate(config, range(6), runner=Runner(RAY, 2))
     np.testing.assert_array_equal(on_ray.counts, here.counts)

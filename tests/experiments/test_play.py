@@ -205,7 +205,7 @@ class CrashingAgent:
 
 
 def test_a_crashing_agent_ends_the_game_with_a_message(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("experiments.play.build_agent", lambda spec: CrashingAgent())
+    monkeypatch.setattr("experiments.play.cli.build_agent", lambda spec: CrashingAgent())
     code, output = run(["--seed", "3", "--seat", "1"], lambda prompt: "1")
     assert code == 1 and "crashed: RuntimeError: boom" in output
 
@@ -245,8 +245,8 @@ def screen_lines(session: TerminalGame, seat: int, legal: list[int]) -> list[str
     buffer = io.StringIO()
     console = Console(file=buffer, width=TERMINAL_WIDTH, color_system=None)
     view = player_view(session.state, seat)
-    console.print(session.screen(view, legal))
-    prompt = session.prompt(view, legal)
+    console.print(session.screen.question(view, legal))
+    prompt = session.screen.prompt(view, legal)
     return [*buffer.getvalue().splitlines(), *textwrap.wrap(prompt, TERMINAL_WIDTH)]
 
 

@@ -31,18 +31,12 @@ from biblios_env.observations import OBSERVATION_SIZE
 from experiments.cli import HelpFormatter
 from experiments.match import play_game
 from experiments.records import read_training_run
-from experiments.train_ppo import (
-    TrainConfig,
-    build_parser,
-    build_pool,
-    collect_demonstrations,
-    config_from_arguments,
-    evaluate,
-    main,
-    network_arch,
-    parse_mixture,
-    plot_learning_curve,
-)
+from experiments.training.ppo.cli import build_parser, config_from_arguments, main
+from experiments.training.ppo.config import PPOConfig
+from experiments.training.ppo.evaluation import evaluate, plot_learning_curve
+from experiments.training.ppo.opponents import build_pool, parse_mixture
+from experiments.training.ppo.warm_start import network_arch
+from experiments.training.teacher_games import collect_demonstrations
 
 
 @pytest.fixture(scope="module")
@@ -320,24 +314,24 @@ def test_longer_training_from_scratch_beats_random(tmp_path):
     assert info["final_eval"][0]["win_rate"] > 0.7
 
 
-def test_the_command_line_and_train_config_have_the_same_settings_and_defaults():
+def test_the_command_line_and_ppo_config_have_the_same_settings_and_defaults():
     """One field per flag, in the same order, with the flag's default: a flag added to one and
     not the other, or a default changed in one place only, fails here."""
     parser = build_parser()
     flags = [action.dest for action in parser._actions if action.dest != "help"]
-    assert flags == [field.name for field in dataclasses.fields(TrainConfig)]
+    assert flags == [field.name for field in dataclasses.fields(PPOConfig)]
     defaults = config_from_arguments(parser.parse_args([]))
-    assert dataclasses.replace(defaults, out=Path("x")) == TrainConfig(out=Path("x"))
+    assert dataclasses.replace(defaults, out=Path("x")) == PPOConfig(out=Path("x"))
     assert defaults.out.parent == Path("runs") and defaults.out.name.startswith("ppo-")
     assert "--init-network" in parser.format_help()
 
 
-def test_train_config_settings_are_what_training_json_recorded_from_the_namespace():
+def test_ppo_config_settings_are_what_training_json_recorded_from_the_namespace():
     argv = ["--out", "runs/x", "--players", "2", "3", "--net-arch", "32,16", "--bc-data", "d.npz", "--no-progress"]
     args = build_parser().parse_args(argv)
     recorded = {key: str(value) if isinstance(value, Path) else value for key, value in vars(args).items()}
     settings = config_from_arguments(args).settings()
-    assert json.dumps(settings) == json.dumps(recorded)  # same keys, order and values as before TrainConfig
+    assert json.dumps(settings) == json.dumps(recorded)  # same keys, order and values as before PPOConfig
     assert settings["players"] == [2, 3] and settings["net_arch"] == [32, 16] and settings["progress"] is False
 
 

@@ -7,6 +7,7 @@ import json
 import re
 from collections import Counter
 from pathlib import Path
+from types import ModuleType
 
 import pandas as pd
 import pytest
@@ -26,6 +27,7 @@ from agents import make_agent
 from biblios_env import actions as act
 from biblios_env.cards import CARD_VALUE, CATEGORY_NAMES, IS_CHURCH, IS_GOLD
 from biblios_env.engine import Game
+from biblios_env.engine.config import GameConfig
 from biblios_env.engine.log import GameLogError, to_log
 from biblios_env.engine.setup import GIFT_TURNS
 from experiments.match import parse_agent_spec, play_game
@@ -62,7 +64,8 @@ def log_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("logs")
     for index, (players, penalty, lineup, seed) in enumerate(GAMES):
         agents = [make_agent(name) for name in lineup]
-        play_game(agents, seed, agent_seeds=list(range(players)), labels=list(lineup), penalty=penalty,
+        play_game(agents, seed, agent_seeds=list(range(players)), labels=list(lineup),
+                  game_config=GameConfig(players, penalty),
                   log_path=folder / f"game-{index}.json")  # fmt: skip
     return folder
 
@@ -332,11 +335,15 @@ def test_training_run_errors_name_the_problem(tmp_path: Path) -> None:
 
 def test_records_is_only_a_facade_over_the_modules_that_do_the_work() -> None:
     """``experiments.records`` re-exports the public names of its four modules and defines
-    nothing of its own (the module docstring, the column table, is its only content)."""
-    from experiments import game_records, record_columns, tournament_records, training_records
+    nothing of its own (the package docstring, the column table, is its only content)."""
+    from experiments.records import columns, games, tournament, training
 
-    homes = (record_columns, game_records, tournament_records, training_records)
-    public = {name for name in vars(records) if not name.startswith("_") and name != "annotations"}
+    homes = (columns, games, tournament, training)
+    public = {
+        name
+        for name, value in vars(records).items()
+        if not name.startswith("_") and name != "annotations" and not isinstance(value, ModuleType)
+    }
     assert public == set(records.__all__)
     for name in records.__all__:
         assert any(getattr(home, name, None) is getattr(records, name) for home in homes), name

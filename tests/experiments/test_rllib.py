@@ -40,10 +40,11 @@ from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 import biblios_env
 from biblios_env.actions import NUM_ACTIONS
 from biblios_env.agent_interface import AgentObservation
-from experiments import rllib_support, train_rllib
+from experiments import rllib_support
 from experiments.match import AgentSpec, AgentSpecError, build_agent
 from experiments.rllib_support import ActionMaskingTorchRLModule, RLlibAgent, RLlibObservations, make_rllib_env
 from experiments.tournament import TournamentConfig, run_tournament
+from experiments.training import rllib
 
 #: RLlib registers its env wrapper with Gymnasium again at every algorithm it builds.
 pytestmark = pytest.mark.filterwarnings("ignore:.*Overriding environment rllib-multi-agent-env-v0:UserWarning")
@@ -76,7 +77,7 @@ def ray_started() -> Iterator[None]:
 def run(ray_started: None, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A two-iteration run, made once for the tests that read it."""
     out = tmp_path_factory.mktemp("rllib") / "run"
-    assert train_rllib.main([*TINY, "--iterations", "2", "--out", str(out)]) == 0
+    assert rllib.main([*TINY, "--iterations", "2", "--out", str(out)]) == 0
     return out
 
 
@@ -142,27 +143,27 @@ def test_the_masked_module_needs_the_masked_observation_space() -> None:
 
 # ----------------------------------------------------------------------------- training
 def test_a_run_writes_settings_progress_strength_and_checkpoints(run: Path) -> None:
-    recorded = json.loads((run / train_rllib.RUN_FILE).read_text())
+    recorded = json.loads((run / rllib.RUN_FILE).read_text())
     assert recorded["layout"] == biblios_env.LAYOUT_FINGERPRINT
     assert recorded["settings"]["players"] == 2 and recorded["settings"]["train_batch"] == 256
-    progress = rows(run / train_rllib.PROGRESS_FILE)
+    progress = rows(run / rllib.PROGRESS_FILE)
     assert [int(row["iteration"]) for row in progress] == [1, 2]
-    assert tuple(progress[0]) == train_rllib.PROGRESS_COLUMNS
+    assert tuple(progress[0]) == rllib.PROGRESS_COLUMNS
     assert 256 <= int(progress[0]["env_steps"]) < int(progress[1]["env_steps"])
     assert 0 < float(progress[0]["seconds"]) < float(progress[1]["seconds"])
     assert all(row["forfeits"] == "0" for row in progress)
-    strength = rows(run / train_rllib.STRENGTH_FILE)
+    strength = rows(run / rllib.STRENGTH_FILE)
     assert [(row["iteration"], row["opponent"]) for row in strength] == [("2", "random"), ("2", "value")]
     for row in strength:
         assert row["games"] == "4" and row["deals"] == "2"
         assert 0 <= float(row["ci_low"]) <= float(row["win_rate"]) <= float(row["ci_high"]) <= 1
-    checkpoints = sorted(path.name for path in (run / train_rllib.CHECKPOINTS).iterdir())
+    checkpoints = sorted(path.name for path in (run / rllib.CHECKPOINTS).iterdir())
     assert checkpoints == ["iteration_000002"]  # evaluated every 2 iterations; no partial one left
 
 
 def test_the_checkpoint_plays_legal_games_in_a_tournament(run: Path) -> None:
     """Games through the tournament harness: an illegal move would fail the run."""
-    checkpoint = train_rllib.checkpoint_path(run, 2)
+    checkpoint = rllib.checkpoint_path(run, 2)
     learner = AgentSpec(AGENT, (("checkpoint", str(checkpoint)),))
     for players in (2, 3):  # one policy, any player count: the observation is padded to 4 seats
         lineup = (learner, *[AgentSpec("random")] * (players - 1))
@@ -174,7 +175,7 @@ def test_the_checkpoint_plays_legal_games_in_a_tournament(run: Path) -> None:
 def test_the_agent_sees_what_the_env_showed_the_policy(run: Path) -> None:
     """At every decision of a game the agent's input is the env's observation and mask, and its
     move is the policy's greedy choice on that observation."""
-    agent = RLlibAgent(train_rllib.checkpoint_path(run, 2))
+    agent = RLlibAgent(rllib.checkpoint_path(run, 2))
     env = RLlibObservations(biblios_env.env(2))
     env.reset(seed=5)
     for _ in range(60):
@@ -200,15 +201,15 @@ def test_the_agent_names_a_folder_without_a_checkpoint(tmp_path: Path) -> None:
 def test_resume_adds_iterations_from_the_last_checkpoint(run: Path, tmp_path: Path) -> None:
     resumed = tmp_path / "run"
     shutil.copytree(run, resumed)
-    with (resumed / train_rllib.PROGRESS_FILE).open("a") as handle:  # an iteration after the checkpoint, lost
+    with (resumed / rllib.PROGRESS_FILE).open("a") as handle:  # an iteration after the checkpoint, lost
         handle.write("3,768,9.9,1,0.0,150.0,0,2.0,0.0,0.0\n")
-    assert train_rllib.main([*TINY, "--iterations", "3", "--resume", str(resumed)]) == 0
-    progress = rows(resumed / train_rllib.PROGRESS_FILE)
+    assert rllib.main([*TINY, "--iterations", "3", "--resume", str(resumed)]) == 0
+    progress = rows(resumed / rllib.PROGRESS_FILE)
     assert [int(row["iteration"]) for row in progress] == [1, 2, 3]
     assert int(progress[2]["env_steps"]) > int(progress[1]["env_steps"])  # the counters were restored
     assert float(progress[2]["seconds"]) != 9.9
-    assert train_rllib.last_checkpoint(resumed) == (3, train_rllib.checkpoint_path(resumed, 3))
-    assert [row["iteration"] for row in rows(resumed / train_rllib.STRENGTH_FILE)] == ["2", "2", "3", "3"]
+    assert rllib.last_checkpoint(resumed) == (3, rllib.checkpoint_path(resumed, 3))
+    assert [row["iteration"] for row in rows(resumed / rllib.STRENGTH_FILE)] == ["2", "2", "3", "3"]
 
 
 @pytest.mark.parametrize(
@@ -220,27 +221,27 @@ def test_resume_refuses_other_settings_naming_them(
 ) -> None:
     before = sorted(path.name for path in run.rglob("*"))
     with pytest.raises(SystemExit) as exit_status:
-        train_rllib.main([*TINY, *change, "--iterations", "3", "--resume", str(run)])
+        rllib.main([*TINY, *change, "--iterations", "3", "--resume", str(run)])
     assert exit_status.value.code == 2
     assert named in capsys.readouterr().err
     assert sorted(path.name for path in run.rglob("*")) == before
 
 
 def test_a_run_stopped_before_its_first_checkpoint_starts_again(tmp_path: Path) -> None:
-    config = train_rllib.TrainConfig(out=tmp_path / "run", iterations=3)
-    assert train_rllib.prepare_run(config, resume=False) == 0
-    (config.out / train_rllib.PROGRESS_FILE).write_text("iteration,env_steps\n1,4000\n")
-    with pytest.raises(train_rllib.RunFolderError, match="before its first checkpoint; start it again with --out"):
-        train_rllib.check_run_folder(config, resume=True)
-    assert train_rllib.prepare_run(config, resume=False) == 0
-    assert rows(config.out / train_rllib.PROGRESS_FILE) == []
+    config = rllib.RLlibConfig(out=tmp_path / "run", iterations=3)
+    assert rllib.prepare_run(config, resume=False) == 0
+    (config.out / rllib.PROGRESS_FILE).write_text("iteration,env_steps\n1,4000\n")
+    with pytest.raises(rllib.RunFolderError, match="before its first checkpoint; start it again with --out"):
+        rllib.check_run_folder(config, resume=True)
+    assert rllib.prepare_run(config, resume=False) == 0
+    assert rows(config.out / rllib.PROGRESS_FILE) == []
 
 
 def test_another_programs_run_folder_is_left_alone(tmp_path: Path) -> None:
-    (tmp_path / train_rllib.RUN_FILE).write_text('{"format": "biblios-tournament-run"}')
+    (tmp_path / rllib.RUN_FILE).write_text('{"format": "biblios-tournament-run"}')
     for resume in (False, True):
-        with pytest.raises(train_rllib.RunFolderError, match=r"is not a run of experiments\.train_rllib"):
-            train_rllib.check_run_folder(train_rllib.TrainConfig(out=tmp_path), resume)
+        with pytest.raises(rllib.RunFolderError, match=r"is not a run of experiments\.train_rllib"):
+            rllib.check_run_folder(rllib.RLlibConfig(out=tmp_path), resume)
 
 
 def test_a_forfeit_during_training_stops_the_run(
@@ -250,11 +251,11 @@ def test_a_forfeit_during_training_stops_the_run(
     and the run stops at the first iteration, with no checkpoint (the module runs in this process)."""
     monkeypatch.setattr(rllib_support, "_masked", lambda outputs, mask: outputs)
     out = tmp_path / "run"
-    assert train_rllib.main([*TINY, "--iterations", "2", "--eval-games", "0", "--out", str(out)]) == 1
+    assert rllib.main([*TINY, "--iterations", "2", "--eval-games", "0", "--out", str(out)]) == 1
     assert re.search(r"error: iteration 1: [0-9]+ episode\(s\) ended in a forfeit", capsys.readouterr().err)
-    (progress,) = rows(out / train_rllib.PROGRESS_FILE)
+    (progress,) = rows(out / rllib.PROGRESS_FILE)
     assert int(progress["forfeits"]) > 0
-    assert train_rllib.last_checkpoint(out) is None
+    assert rllib.last_checkpoint(out) is None
 
 
 @pytest.mark.parametrize(
@@ -274,7 +275,7 @@ def test_bad_command_lines_are_refused_before_ray_starts(
 ) -> None:
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     with pytest.raises(SystemExit):
-        train_rllib.main([*arguments, "--out", str(tmp_path / "run")])
+        rllib.main([*arguments, "--out", str(tmp_path / "run")])
     assert message in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
 

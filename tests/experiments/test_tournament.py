@@ -307,7 +307,7 @@ def test_saved_logs_replay_to_the_recorded_results(tmp_path) -> None:
     for record in result.records:
         path = tmp_path / f"game-{record.index:06d}.json"
         game = load_log(path)  # replays and checks every chance outcome and the result
-        assert game.is_over and game.seed == record.result.seed and game.config["penalty"] == "bluffs"
+        assert game.is_over and game.seed == record.result.seed and game.config.penalty == "bluffs"
         assert tuple(game.state.vp) == record.result.vp and tuple(game.state.winners) == record.result.winners
         metadata = json.loads(path.read_text())["metadata"]
         assert metadata["agents"] == list(record.result.agents)

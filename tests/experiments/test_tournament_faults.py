@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from optional_extras import require
 
-import experiments.tournament as tournament_module
+import experiments.tournament.runner as runner_module
 from experiments.match import AgentError, parse_agent_spec
 from experiments.tournament import (
     GAMES_FILE,
@@ -183,13 +183,13 @@ def test_interrupted_run_saves_its_games_and_resume_finishes_it_alike(
         run_tournament(config(UNIFORM, UNIFORM), workers=workers, progress=False, out_dir=tmp_path, resume=True)
     monkeypatch.setattr(InterruptedAgent, "armed", False)
     played: list[int] = []
-    original = tournament_module.run_game
+    original = runner_module.run_game
 
     def counting_run_game(task, config, log_dir=None):
         played.append(task.index)
         return original(task, config, log_dir)
 
-    monkeypatch.setattr(tournament_module, "run_game", counting_run_game)
+    monkeypatch.setattr(runner_module, "run_game", counting_run_game)
     resumed = run_tournament(tournament, workers=1, progress=False, out_dir=tmp_path, resume=True)
     assert sorted(played) == sorted(set(range(12)) - saved)
     assert resumed.records == run_tournament(tournament, workers=1, progress=False).records

@@ -16,9 +16,10 @@ from agents.network import NumpyNetwork
 from biblios_env.actions import NUM_ACTIONS
 from biblios_env.observations import OBSERVATION_SCALE
 from experiments import train_network
-from experiments.network_training import Samples, TorchNetwork, fit, from_numpy, to_numpy
+from experiments.match import parse_agent_spec
 from experiments.parallel import Runner
-from experiments.selfplay import SelfPlayConfig, generate, spec
+from experiments.training.networks import Samples, TorchNetwork, fit, from_numpy, to_numpy
+from experiments.training.teacher_games import SelfPlayConfig, generate
 
 TINY = [
     "--players", "2", "3", "--iterations", "1", "--bootstrap-games", "3", "--games", "1",
@@ -28,7 +29,7 @@ TINY = [
 
 
 def test_selfplay_labels_the_teachers_moves_and_the_final_win_share() -> None:
-    config = SelfPlayConfig(players=(2, 3), teacher=spec("value"), seed=3)
+    config = SelfPlayConfig(players=(2, 3), teacher=parse_agent_spec("value"), seed=3)
     samples = generate(config, range(4))
     assert len(samples) > 100 and set(samples.players.tolist()) == {2, 3}
     masks = np.unpackbits(samples.masks, axis=1, count=NUM_ACTIONS).astype(bool)
@@ -44,8 +45,8 @@ def test_selfplay_labels_the_teachers_moves_and_the_final_win_share() -> None:
 def test_dagger_games_follow_the_learner_where_the_teacher_does_not_play() -> None:
     """With teacher_share 0 the learner (random) plays; the labels are still the teacher's."""
     config = SelfPlayConfig(
-        players=(2,), teacher=spec("value"), learner=spec("random"), teacher_share=0.0,
-        opponents=((spec("value"), 1.0),), seed=4,
+        players=(2,), teacher=parse_agent_spec("value"), learner=parse_agent_spec("random"), teacher_share=0.0,
+        opponents=((parse_agent_spec("value"), 1.0),), seed=4,
     )  # fmt: skip
     samples = generate(config, range(2))
     assert 20 < len(samples) < 200  # one learner seat per game, not every seat
@@ -53,7 +54,7 @@ def test_dagger_games_follow_the_learner_where_the_teacher_does_not_play() -> No
 
 def test_torch_and_numpy_networks_agree(tmp_path) -> None:
     torch = require("torch")
-    config = SelfPlayConfig(players=(2,), teacher=spec("value"), seed=5)
+    config = SelfPlayConfig(players=(2,), teacher=parse_agent_spec("value"), seed=5)
     samples = generate(config, range(3))
     network = TorchNetwork((24, 12), value_hidden=8)
     report = fit(network, samples, epochs=1, held_out=0.34)
@@ -70,7 +71,7 @@ def test_torch_and_numpy_networks_agree(tmp_path) -> None:
 
 
 def test_samples_round_trip(tmp_path) -> None:
-    samples = generate(SelfPlayConfig(players=(2,), teacher=spec("random"), seed=6), range(1))
+    samples = generate(SelfPlayConfig(players=(2,), teacher=parse_agent_spec("random"), seed=6), range(1))
     samples.save(tmp_path / "s.npz")
     again = Samples.load(tmp_path / "s.npz")
     np.testing.assert_array_equal(again.actions, samples.actions)

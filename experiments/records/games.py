@@ -32,7 +32,7 @@ from biblios_env.engine.game import PHASE_NAMES, Game
 from biblios_env.engine.log import GameLogError, replay
 from biblios_env.engine.scoring import category_totals
 from biblios_env.engine.state import CHANCE_PENALTY, Decision, Phase, Resume
-from experiments.record_columns import (
+from experiments.records.columns import (
     CATEGORY_SLUGS,
     KIND_NAMES,
     LOG_TABLES,
@@ -287,8 +287,8 @@ class _LogReader:
         sole = winners[0] if len(winners) == 1 else None
         category_winners = state.category_winners[:] if finished else [-1] * len(CATEGORY_NAMES)
         games_row: Row = {
-            "game_id": game_id, "seed": game.seed, "num_players": n, "penalty": game.config["penalty"],
-            "strict_bids": game.config["strict_bids"], "first_player": game.config["first_player"], "agents": agents,
+            "game_id": game_id, "seed": game.seed, "num_players": n, "penalty": game.config.penalty,
+            "strict_bids": game.config.strict_bids, "first_player": game.config.first_player, "agents": agents,
             "finished": finished, "vp": vp, "winners": winners, "winner": sole,
             "winner_agent": None if sole is None else agents[sole], "shared_win": len(winners) > 1,
             "gift_turns": self.gift_turn + 1, "auctions": self.auction_count, "actions": len(self.log["actions"]),

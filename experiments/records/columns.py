@@ -182,7 +182,7 @@ COLUMNS: Final[dict[str, list[tuple[str, str, str]]]] = {
     ],
 }
 
-#: The tables of :class:`~experiments.game_records.GameRecords`, in order.
+#: The tables of :class:`~experiments.records.games.GameRecords`, in order.
 LOG_TABLES: Final = ("games", "players", "categories", "placements", "takes", "church", "auctions", "bids")
 
 

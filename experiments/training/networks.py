@@ -23,7 +23,7 @@ import numpy as np
 
 from agents.network import INPUTS, NumpyNetwork
 from biblios_env.actions import NUM_ACTIONS
-from biblios_env.observations import OBSERVATION_SCALE
+from biblios_env.observations import OBSERVATION_SCALE, OBSERVATION_SIZE
 
 #: Bytes of one packed action mask.
 MASK_BYTES = (NUM_ACTIONS + 7) // 8
@@ -44,6 +44,14 @@ class Samples:
 
     def __len__(self) -> int:
         return len(self.actions)
+
+    @staticmethod
+    def empty() -> Samples:
+        """No samples (e.g. the games of a learner seat that never had a real choice)."""
+        return Samples(
+            np.zeros((0, OBSERVATION_SIZE), np.uint8), np.zeros((0, MASK_BYTES), np.uint8), np.zeros(0, np.int16),
+            np.zeros(0, np.float32), np.zeros(0, np.int8), np.zeros(0, np.int64), np.zeros(0, np.int16),
+        )  # fmt: skip
 
     @staticmethod
     def concatenate(parts: Sequence[Samples]) -> Samples:

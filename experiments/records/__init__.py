@@ -1,9 +1,9 @@
 """Game records as tidy pandas tables: game logs, tournament outputs and training runs -> DataFrames.
 
-This module is the one place to import them from, and documents every column. The work is
-done by one module per job: :mod:`experiments.record_columns` (the schema below),
-:mod:`experiments.game_records` (game logs), :mod:`experiments.tournament_records`
-(tournament outputs) and :mod:`experiments.training_records` (training runs).
+This package is the one place to import them from, and documents every column. The work is
+done by one module per job: :mod:`experiments.records.columns` (the schema below),
+:mod:`experiments.records.games` (game logs), :mod:`experiments.records.tournament`
+(tournament outputs) and :mod:`experiments.records.training` (training runs).
 
 A game log (:mod:`biblios_env.engine.log`) holds a game's config, seed, chance outcomes and
 every action. :func:`records_from_log` validates it by replaying it (a corrupt or
@@ -175,8 +175,7 @@ says which of the two a run is, for the titles of its figures.
 
 from __future__ import annotations
 
-from experiments.game_records import GameRecords, read_log, read_logs, records_from_log
-from experiments.record_columns import (
+from experiments.records.columns import (
     CATEGORY_SLUGS,
     COLUMNS,
     KIND_NAMES,
@@ -187,8 +186,9 @@ from experiments.record_columns import (
     column_names,
     columns_markdown,
 )
-from experiments.tournament_records import TournamentRecords, read_tournament, tournament_tables
-from experiments.training_records import (
+from experiments.records.games import GameRecords, read_log, read_logs, records_from_log
+from experiments.records.tournament import TournamentRecords, read_tournament, tournament_tables
+from experiments.records.training import (
     EVALUATION_COLUMNS,
     TrainingRun,
     read_training_run,

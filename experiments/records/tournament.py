@@ -15,7 +15,7 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from experiments.record_columns import CATEGORY_SLUGS, table_frame
+from experiments.records.columns import CATEGORY_SLUGS, table_frame
 
 #: The list-valued columns of games.csv (space-separated in the file).
 _TOURNAMENT_LISTS: Final = ("agent_seeds", "vp", "winners", "category_winners", "dice", "decisions", "seconds")
@@ -26,7 +26,7 @@ class TournamentRecords:
     """A tournament's output folder as tables (see :func:`read_tournament`)."""
 
     config: dict[str, Any]
-    summary: pd.DataFrame  # summary.csv: one row per agent (experiments.tournament.SUMMARY_COLUMNS)
+    summary: pd.DataFrame  # summary.csv: one row per agent (experiments.tournament.report.SUMMARY_COLUMNS)
     games: pd.DataFrame  # tournament_games
     players: pd.DataFrame  # tournament_players
     pairwise: pd.DataFrame  # pairwise.csv: row agent's win share against the column agent

@@ -1,0 +1,413 @@
+"""Train a policy-and-value network by expert iteration: ``python -m experiments.train_network``.
+
+The recipe (``agents/policies/README.md`` records what was tried and measured):
+
+0. **Bootstrap.** The ``bootstrap_teacher`` (the ``value`` heuristic) plays itself at every
+   player count; the network learns its moves (policy head) and the final win shares (value
+   head) from scratch.
+1. **Expert iterations** ``1..iterations``. The current network plays the learner seat (sampling
+   its masked policy) against the opponents; the *teacher*, a search agent, labels every learner
+   decision with its own move, and the game goes on with the teacher's move with probability
+   ``teacher_share`` (DAgger: the teacher also labels the positions the network reaches alone).
+   The network continues training on all data so far. The search, not the heuristic, is the
+   teacher from here on.
+2. **Evaluation** after every iteration: the network against each fixed opponent at each player
+   count on the same duplicate deals (the tournament harness, seed ``eval_seed``, never used to
+   generate training data), written to ``eval.csv`` and drawn in ``strength.png``;
+   ``best_network.npz`` is the iteration with the best mean win share against ``value``.
+
+Runs are safe to interrupt: the run folder (``--out``) keeps the config, every iteration's
+network and data, and the evaluation rows; ``--resume`` continues where the run stopped (an
+interrupted iteration is played again from its start; finished ones are kept) and may raise
+``--iterations`` to go on, so a long recipe can run as several resumed chunks. Every seed is
+derived from ``--seed``, so a resumed run ends with the same networks as an uninterrupted one.
+Progress bars show games and training steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Final
+
+from agents.network import INPUTS, NumpyNetwork
+from biblios_env.layout import LAYOUT_FINGERPRINT
+from experiments.cli import (
+    BACKEND_OPTION,
+    RAY_ADDRESS_OPTION,
+    HelpFormatter,
+    add_config_arguments,
+    check_backend_arguments,
+    invocation_note,
+    program_name,
+)
+from experiments.match import parse_agent_spec
+from experiments.parallel import LOCAL, Runner
+from experiments.stats import agent_stats
+from experiments.tournament import HEAD_TO_HEAD, TournamentConfig, run_tournament
+from experiments.training.networks import FitReport, Samples, TorchNetwork, fit, from_numpy, to_numpy
+from experiments.training.teacher_games import SelfPlayConfig, generate
+
+MODULE: Final = "experiments.train_network"
+CONFIG_FILE: Final = "config.json"
+STATE_FILE: Final = "state.json"
+EVAL_FILE: Final = "eval.csv"
+EVAL_COLUMNS: Final = (
+    "iteration", "players", "opponent", "deals", "games", "win_share", "low", "high", "fair_share", "mean_vp",
+    "ms_per_decision",
+)  # fmt: skip
+
+
+@dataclass
+class ExpertIterationConfig:
+    """Every setting of a run (saved as ``config.json``; ``--resume`` requires the same), each with
+    its command-line option (:func:`experiments.cli.add_config_arguments`)."""
+
+    out: str = field(default="runs/network", metadata={"help": "run folder (config, networks, data, eval.csv, plot)"})
+    players: tuple[int, ...] = field(default=(2, 3, 4), metadata={"help": "player counts"})
+    iterations: int = field(default=3, metadata={"help": "expert iterations after the bootstrap"})
+    bootstrap_teacher: str = field(default="value", metadata={"help": "agent spec of the bootstrap teacher"})
+    bootstrap_games: int = field(default=3000, metadata={"help": "bootstrap games per player count"})
+    teacher: str = field(default="ismcts", metadata={"help": "agent spec of the expert (search) teacher"})
+    teacher_share: float = field(
+        default=0.5,
+        metadata={"help": "probability that a learner seat plays the teacher's move (1 = behaviour cloning)"},
+    )
+    games: int = field(default=400, metadata={"help": "games per player count and expert iteration"})
+    opponents: str = field(
+        default="value=0.7,hoarder=0.1,self=0.2",
+        metadata={"help": "weighted opponents of the learner seat; 'self' is the current network"},
+    )
+    hidden: tuple[int, ...] = field(default=(512, 256), metadata={"help": "trunk layer sizes"})
+    inputs: str = field(
+        default="observation",
+        metadata={
+            "help": "what the network reads: the observation, or also the value heuristic's proposed move",
+            "choices": tuple(INPUTS),
+        },
+    )
+    epochs: int = field(default=4, metadata={"help": "training epochs per expert iteration"})
+    bootstrap_epochs: int = field(default=6, metadata={"help": "epochs of the bootstrap"})
+    learning_rate: float = field(default=1e-3, metadata={"help": "Adam learning rate"})
+    batch_size: int = field(default=512, metadata={"help": "minibatch size"})
+    value_weight: float = field(default=0.25, metadata={"help": "weight of the value loss"})
+    eval_deals: int = field(default=100, metadata={"help": "duplicate deals per evaluation table"})
+    eval_opponents: tuple[str, ...] = field(
+        default=("value", "hoarder", "random"), metadata={"help": "fixed opponents"}
+    )
+    eval_seed: int = field(default=777, metadata={"help": "seed of the evaluation deals"})
+    seed: int = field(default=1, metadata={"help": "seed of the training games"})
+    workers: int = field(default=2, metadata={"help": "processes playing games"})
+    backend: str = field(default=LOCAL, metadata=BACKEND_OPTION)
+    ray_address: str | None = field(default=None, metadata=RAY_ADDRESS_OPTION)
+    progress: bool = field(
+        default=True, metadata={"help": "hide the progress bars (default: shown)", "flag": "--no-progress"}
+    )
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("progress")
+        for where in ("workers", "backend", "ray_address"):  # the data do not depend on where games run
+            data.pop(where)
+        return data
+
+
+@dataclass
+class RunState:
+    """What is finished (``state.json``)."""
+
+    completed: int = -1  # the last finished iteration (0 = bootstrap)
+    seconds: float = 0.0
+    reports: list[dict[str, Any]] = field(default_factory=list)
+
+
+def network_path(out: Path, iteration: int) -> Path:
+    return out / f"network_{iteration}.npz"
+
+
+def data_path(out: Path, iteration: int) -> Path:
+    return out / "data" / f"iteration_{iteration}.npz"
+
+
+def _opponents(text: str, network: Path | None) -> tuple[tuple[Any, float], ...]:
+    """``"value=0.7,self=0.3"``: weighted opponent specs; ``self`` is the current network (sampling)."""
+    opponents = []
+    for item in text.split(","):
+        name, _, weight = item.partition("=")
+        name = name.strip()
+        if name == "self":
+            if network is None:
+                continue
+            name = f"network:path={network},deterministic=false"
+        opponents.append((parse_agent_spec(name), float(weight or 1.0)))
+    if not opponents:
+        raise ValueError(f"no opponents in {text!r}")
+    return tuple(opponents)
+
+
+def selfplay_config(config: ExpertIterationConfig, iteration: int, previous: Path | None) -> SelfPlayConfig:
+    seed = config.seed * 1000 + iteration  # training data never use the evaluation seed's deals
+    proposals = config.inputs == "observation+value"
+    if iteration == 0:
+        teacher = parse_agent_spec(config.bootstrap_teacher)
+        return SelfPlayConfig(players=config.players, teacher=teacher, seed=seed, proposals=proposals)
+    if previous is None:
+        raise ValueError(f"expert iteration {iteration} needs the previous iteration's network")
+    return SelfPlayConfig(
+        players=config.players,
+        teacher=parse_agent_spec(config.teacher),
+        learner=parse_agent_spec(f"network:path={previous},deterministic=false"),
+        teacher_share=config.teacher_share,
+        opponents=_opponents(config.opponents, previous),
+        seed=seed,
+        proposals=proposals,
+    )
+
+
+def _bar(total: int, unit: str, desc: str, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit=unit, desc=desc, disable=not enabled, dynamic_ncols=True)
+
+
+def play_iteration(
+    config: ExpertIterationConfig, out: Path, iteration: int, previous: Path | None, runner: Runner
+) -> Samples:
+    games = config.bootstrap_games if iteration == 0 else config.games
+    total = games * len(config.players)
+    selfplay = selfplay_config(config, iteration, previous)
+    bar = _bar(total, "game", f"iteration {iteration}: games", config.progress)
+    try:
+        samples = generate(selfplay, range(total), runner=runner, progress=bar.update)
+    finally:
+        bar.close()
+    path = data_path(out, iteration)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    samples.save(path)
+    return samples
+
+
+def train_iteration(config: ExpertIterationConfig, out: Path, iteration: int, previous: Path | None) -> FitReport:
+    parts = [Samples.load(data_path(out, k)) for k in range(iteration + 1)]
+    samples = Samples.concatenate(parts)
+    import torch
+
+    torch.manual_seed(config.seed + iteration)  # the same run gives the same networks, resumed or not
+    if previous is None:
+        network = TorchNetwork(config.hidden, inputs=config.inputs)
+    else:
+        network = from_numpy(NumpyNetwork.load(previous))
+    epochs = config.bootstrap_epochs if iteration == 0 else config.epochs
+    bar = _bar(0, "step", f"iteration {iteration}: training", config.progress)
+
+    def progress(done: int, total: int) -> None:
+        bar.total = total
+        bar.update(done - bar.n)
+
+    try:
+        report = fit(
+            network, samples, epochs=epochs, batch_size=config.batch_size, learning_rate=config.learning_rate,
+            value_weight=config.value_weight, seed=config.seed + iteration, progress=progress,
+        )  # fmt: skip
+    finally:
+        bar.close()
+    metadata = {
+        "players": list(config.players),
+        "trained_by": f"python -m {MODULE}",
+        "settings": config.to_json(),  # a network file says how it was made, without its run folder
+        "iteration": iteration,
+        "teacher": config.bootstrap_teacher if iteration == 0 else config.teacher,
+        "samples": len(samples),
+        "held_out_agreement": round(report.agreement, 4),
+    }
+    to_numpy(network, metadata).save(network_path(out, iteration))
+    return report
+
+
+def evaluate(config: ExpertIterationConfig, out: Path, iteration: int) -> list[dict[str, Any]]:
+    """The network against every evaluation opponent at every player count (duplicate deals)."""
+    network = network_path(out, iteration)
+    rows = []
+    for players in config.players:
+        for opponent in config.eval_opponents:
+            specs = [parse_agent_spec(f"network:path={network}")] + [parse_agent_spec(opponent)] * (players - 1)
+            tournament = TournamentConfig(
+                tuple(specs), num_players=players, mode=HEAD_TO_HEAD, deals=config.eval_deals, seed=config.eval_seed
+            )
+            result = run_tournament(
+                tournament,
+                workers=config.workers,
+                progress=False,
+                backend=config.backend,
+                ray_address=config.ray_address,
+            )
+            stats = {row.agent: row for row in agent_stats([record.outcome() for record in result.records])}
+            mine = stats[specs[0].label]
+            decisions, seconds = result.thinking()[specs[0].label]
+            rows.append(
+                {
+                    "iteration": iteration,
+                    "players": players,
+                    "opponent": opponent,
+                    "deals": config.eval_deals,
+                    "games": len(result.records),
+                    "win_share": round(mine.win_rate.estimate, 4),
+                    "low": round(mine.win_rate.low, 4),
+                    "high": round(mine.win_rate.high, 4),
+                    "fair_share": round(1 / players, 4),
+                    "mean_vp": round(mine.mean_vp.estimate, 3),
+                    "ms_per_decision": round(1000 * seconds / max(decisions, 1), 3),
+                }
+            )
+    return rows
+
+
+def append_eval(out: Path, rows: Sequence[dict[str, Any]]) -> None:
+    path = out / EVAL_FILE
+    new = not path.exists()
+    with path.open("a", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=EVAL_COLUMNS)
+        if new:
+            writer.writeheader()
+        writer.writerows(rows)
+
+
+def read_eval(out: Path) -> list[dict[str, Any]]:
+    path = out / EVAL_FILE
+    if not path.exists():
+        return []
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def plot_strength(out: Path) -> Path | None:
+    """Win share against each fixed opponent over the iterations, one panel per player count."""
+    rows = read_eval(out)
+    if not rows:
+        return None
+    from matplotlib.figure import Figure
+
+    players = sorted({int(row["players"]) for row in rows})
+    figure = Figure(figsize=(4.2 * len(players), 3.6), layout="constrained")
+    axes = figure.subplots(1, len(players), squeeze=False)[0]
+    for axis, count in zip(axes, players, strict=True):
+        mine = [row for row in rows if int(row["players"]) == count]
+        for opponent in dict.fromkeys(row["opponent"] for row in mine):
+            series = sorted((int(r["iteration"]), float(r["win_share"]), float(r["low"]), float(r["high"]))
+                            for r in mine if r["opponent"] == opponent)  # fmt: skip
+            x = [s[0] for s in series]
+            y = [s[1] for s in series]
+            axis.errorbar(x, y, yerr=[[s[1] - s[2] for s in series], [s[3] - s[1] for s in series]],
+                          marker="o", capsize=3, label=f"vs {opponent}")  # fmt: skip
+        axis.axhline(1 / count, color="grey", linestyle="--", linewidth=1, label="fair share")
+        axis.set_title(f"{count} players")
+        axis.set_xlabel("iteration (0 = bootstrap)")
+        axis.set_ylabel("network win share")
+        axis.set_ylim(0, 1)
+        axis.legend(fontsize="small", loc="lower right")
+    path = out / "strength.png"
+    figure.savefig(path, dpi=110)
+    return path
+
+
+def best_iteration(out: Path) -> int:
+    """The iteration with the best mean win share against ``value`` (over the player counts)."""
+    scores: dict[int, list[float]] = {}
+    for row in read_eval(out):
+        if row["opponent"] == "value":
+            scores.setdefault(int(row["iteration"]), []).append(float(row["win_share"]) * int(row["players"]))
+    return max(scores, key=lambda iteration: (sum(scores[iteration]) / len(scores[iteration]), iteration))
+
+
+def _write_json(path: Path, data: Any) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps(data, indent=1))
+    os.replace(temporary, path)
+
+
+def prepare_run(config: ExpertIterationConfig, resume: bool) -> tuple[Path, RunState]:
+    """Create the run folder, or check that ``--resume`` continues a run with the same config."""
+    out = Path(config.out)
+    config_file, state_file = out / CONFIG_FILE, out / STATE_FILE
+    wanted = {**config.to_json(), "layout": LAYOUT_FINGERPRINT}
+    if resume:
+        if not config_file.exists():
+            raise SystemExit(f"--resume: {out} holds no run ({CONFIG_FILE} is missing)")
+        recorded = json.loads(config_file.read_text())
+        recorded = {key: (tuple(value) if isinstance(value, list) else value) for key, value in recorded.items()}
+        wanted_cmp = {key: (tuple(value) if isinstance(value, list) else value) for key, value in wanted.items()}
+        keys = (set(recorded) | set(wanted_cmp)) - {"iterations"}  # a resumed run may go on for more iterations
+        different = sorted(key for key in keys if recorded.get(key) != wanted_cmp.get(key))
+        if different:
+            raise SystemExit(f"--resume: the run in {out} was started with other settings: {', '.join(different)}")
+        state = RunState(**json.loads(state_file.read_text())) if state_file.exists() else RunState()
+        _write_json(config_file, wanted)
+        return out, state
+    if config_file.exists():
+        raise SystemExit(f"{out} already holds a run: pass --resume to continue it, or choose another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    _write_json(config_file, wanted)
+    return out, RunState()
+
+
+def run(config: ExpertIterationConfig, resume: bool = False) -> Path:
+    """Run (or continue) the recipe; returns the run folder."""
+    out, state = prepare_run(config, resume)
+    with Runner(config.backend, config.workers, config.ray_address) as runner:  # one Ray session for the run
+        for iteration in range(state.completed + 1, config.iterations + 1):
+            _iteration(config, out, state, iteration, runner)
+    return out
+
+
+def _iteration(config: ExpertIterationConfig, out: Path, state: RunState, iteration: int, runner: Runner) -> None:
+    """Play, train and evaluate one iteration, then record it as finished."""
+    start = time.perf_counter()
+    previous = None if iteration == 0 else network_path(out, iteration - 1)
+    play_iteration(config, out, iteration, previous, runner)
+    report = train_iteration(config, out, iteration, previous)
+    rows = evaluate(config, out, iteration)
+    append_eval(out, rows)
+    plot_strength(out)
+    best = best_iteration(out)
+    NumpyNetwork.load(network_path(out, best)).save(out / "best_network.npz")
+    state.completed = iteration
+    state.seconds += time.perf_counter() - start
+    state.reports.append({"iteration": iteration, **asdict(report), "seconds_total": round(state.seconds, 1)})
+    _write_json(out / STATE_FILE, asdict(state))
+    if config.progress:
+        summary = ", ".join(f"{r['players']}p vs {r['opponent']} {float(r['win_share']):.3f}" for r in rows)
+        print(f"iteration {iteration}: agreement {report.agreement:.3f}; {summary}; best so far {best}", flush=True)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: :class:`ExpertIterationConfig`'s options, and ``--resume``."""
+    parser = argparse.ArgumentParser(
+        prog=program_name(MODULE),
+        description="Train a policy-and-value network for Biblios by expert iteration (search-labelled DAgger).",
+        formatter_class=HelpFormatter,
+        epilog=invocation_note(MODULE),
+    )
+    settings = [setting.name for setting in fields(ExpertIterationConfig) if setting.name != "progress"]
+    add_config_arguments(parser, ExpertIterationConfig, settings)
+    parser.add_argument("--resume", action="store_true", help="continue the run in --out where it stopped")
+    add_config_arguments(parser, ExpertIterationConfig, ["progress"])
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    check_backend_arguments(args, parser)
+    values = vars(args)
+    resume = values.pop("resume")
+    config = ExpertIterationConfig(**{**values, "players": tuple(args.players), "hidden": tuple(args.hidden),
+                                      "eval_opponents": tuple(args.eval_opponents)})  # fmt: skip
+    out = run(config, resume=resume)
+    print(f"best network: {out / 'best_network.npz'}; evaluations: {out / EVAL_FILE}; plot: {out / 'strength.png'}")
+    return 0
