@@ -9,10 +9,14 @@ name       agent
 random     :class:`~agents.random_agent.RandomAgent`: uniform over legal actions
 value      :class:`~agents.heuristics.ValueAgent`: win-probability card values, paced gold bids
 hoarder    :class:`~agents.heuristics.HoarderAgent`: specialist, hoards gold, bids late
-ismcts     ``agents.ismcts.ISMCTSAgent``: information-set Monte Carlo tree search (imported lazily)
+ismcts     ``agents.search``: the value heuristic corrected by information-set Monte Carlo search (imported lazily)
 ppo        ``agents.ppo_agent.PPOAgent``: a trained MaskablePPO policy (default: the shipped one; imported lazily)
 network    ``agents.network_agent.NetworkAgent``: the shipped policy-and-value network for the player count
 =========  =====================================================================
+
+The ``ismcts`` parameters are read here into :class:`~agents.search.options.SearchOptions` (the
+names of choices become enums, lists such as ``searched=bid-church`` tuples), and ``mode`` picks
+the search: :class:`~agents.search.flat.FlatSearch` or :class:`~agents.search.tree.TreeSearch`.
 """
 
 from __future__ import annotations
@@ -24,17 +28,28 @@ import biblios_env  # noqa: F401
 
 import inspect
 from collections.abc import Callable
-from typing import Any
+from enum import Enum
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agents.heuristics import HeuristicAgent, HoarderAgent, ValueAgent
 from agents.random_agent import RandomAgent
 from biblios_env.agent_interface import Agent, AgentObservation
 
+if TYPE_CHECKING:
+    from agents.search.options import SearchMode, SearchOptions
+    from biblios_env.engine.flow import Decision
+
+#: An enum of a choice of the ``ismcts`` spec.
+Choice = TypeVar("Choice", bound=Enum)
+
 
 def _ismcts(**params: Any) -> Agent:
-    from agents.ismcts import ISMCTSAgent  # imported lazily: search code is heavier
+    from agents.search import search_agent  # imported lazily: search code is heavier
+    from agents.search.options import SPEC_DEFAULTS
 
-    return _construct(ISMCTSAgent, "ismcts", params)
+    _reject_unknown("ismcts", params, list(SPEC_DEFAULTS))
+    mode, options, seed = _search_spec(params)
+    return search_agent(options, mode, seed)
 
 
 def _ppo(**params: Any) -> Agent:
@@ -66,10 +81,69 @@ def _check_keywords(cls: Callable[..., Agent], name: str, params: dict[str, Any]
     signature = inspect.signature(cls)
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()):
         return
-    known = [p for p in signature.parameters if p != "self"]
+    _reject_unknown(name, params, [p for p in signature.parameters if p != "self"])
+
+
+def _reject_unknown(name: str, params: dict[str, Any], known: list[str]) -> None:
+    """ValueError naming the keywords in ``params`` that are not ``known``, listing those."""
     unknown = sorted(set(params) - set(known))
     if unknown:
         raise ValueError(f"unknown parameter(s) {unknown} for agent {name!r}; known: {known}")
+
+
+# ----------------------------------------------------------------------------- the ismcts spec
+def _search_spec(params: dict[str, Any]) -> tuple[SearchMode, SearchOptions, Any]:
+    """The search, its options and the agent's seed that the ``ismcts`` spec's parameters ask
+    for (:data:`agents.search.options.SPEC_DEFAULTS`). The names of choices become enums here,
+    and lists such as ``"1-2-4"`` or ``"bid/church"`` tuples; the options check the values."""
+    from agents.search.options import OpponentModel, Rollout, SearchMode, SearchOptions
+
+    given = dict(params)
+    if "opponent_model" in given:
+        given["opponent_model"] = _member("opponent_model", given["opponent_model"], OpponentModel)
+    if "bid_raises" in given:
+        given["bid_raises"] = _bid_raises(given["bid_raises"])
+    if "searched" in given:
+        given["searched"] = _searched(given["searched"])
+    mode = _member("mode", given.pop("mode", SearchMode.FLAT.value), SearchMode)
+    if "rollout" in given:
+        given["rollout"] = _member("rollout", given["rollout"], Rollout)
+    seed = given.pop("seed", None)
+    return mode, SearchOptions(**given), seed
+
+
+def _member(name: str, value: Any, choices: type[Choice]) -> Choice:
+    """The member of ``choices`` that ``value`` names, else ValueError naming the parameter."""
+    names = tuple(member.value for member in choices)
+    if value not in names:
+        raise ValueError(f"{name} must be one of {names}, got {value!r}")
+    return choices(value)
+
+
+def _words(text: str) -> tuple[str, ...]:
+    """The parts of a command-line list such as ``"1-2-4"`` or ``"bid/church"``."""
+    return tuple(text.replace("-", " ").replace("/", " ").split())
+
+
+def _bid_raises(bid_raises: Any) -> Any:
+    """A spec's raises as a tuple of ints (``"1-2-4"``, or one int); other values as given."""
+    if isinstance(bid_raises, str):
+        return tuple(int(part) for part in _words(bid_raises))
+    if isinstance(bid_raises, int):
+        return (bid_raises,)
+    return bid_raises
+
+
+def _searched(searched: Any) -> frozenset[Decision]:
+    """The searched decisions named in a spec (``"bid-church"``, or a sequence of names)."""
+    from agents.search.options import SEARCHABLE
+
+    if isinstance(searched, str):
+        searched = _words(searched)
+    unknown = sorted(set(searched) - set(SEARCHABLE))
+    if unknown:
+        raise ValueError(f"searched must name decisions among {tuple(SEARCHABLE)}, got {unknown}")
+    return frozenset(SEARCHABLE[name] for name in searched)
 
 
 #: Short name -> factory taking the agent's keyword parameters.

@@ -2,7 +2,7 @@
 
 :class:`RolloutPolicy` chooses an action for whoever is to act in a complete (determinized)
 state, stepping the raw rules functions with no :class:`~biblios_env.engine.Game` and no player
-views: the search agent (:mod:`agents.ismcts`) runs millions of its decisions, so it is a cheap
+views: the search agents (:mod:`agents.search`) run millions of its decisions, so it is a cheap
 cousin of the ``value`` heuristic (:mod:`agents.card_values`) reading the whole state.
 :class:`Race` holds one position's category races (every seat's totals, letters and spreads).
 """

@@ -59,7 +59,9 @@ COMPILED_MODULES: Final = (
     "agents.card_values",
     "agents.rollout_policy",
     "agents.heuristics",
-    "agents.ismcts",
+    "agents.search.common",
+    "agents.search.flat",
+    "agents.search.tree",
 )
 #: The module the build writes and compiles with the others: the SHA-256 of each compiled
 #: module's source, as it was when compiled (``DIGESTS``), so a stale build is detected.

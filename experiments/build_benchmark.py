@@ -117,10 +117,10 @@ def _value(size: int) -> dict[str, float]:
 
 
 def _ismcts(size: int) -> dict[str, float]:
-    from agents.ismcts import ISMCTSAgent
+    from agents.search import FlatSearch
 
     positions = _positions(2, only_bids=True)[::5][: size * 4]
-    agent = ISMCTSAgent(seed=0)
+    agent = FlatSearch(seed=0)
     simulated = 0
     start = time.perf_counter()
     for index, observation in enumerate(positions):

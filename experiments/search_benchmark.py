@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from agents.heuristics import ValueAgent
-from agents.ismcts import ISMCTSAgent
 from agents.rollout_policy import RolloutPolicy
+from agents.search import FlatSearch, SearchOptions
 from biblios_env.agent_interface import AgentObservation
 from biblios_env.engine import Game
 from biblios_env.engine.sampling import sample_state
@@ -70,7 +70,7 @@ def time_rollouts(positions: Sequence[AgentObservation], seed: int = 0) -> dict[
 
 
 def time_searches(positions: Sequence[AgentObservation], iterations: int, seed: int = 0) -> dict[str, float]:
-    agent = ISMCTSAgent(iterations=iterations, seed=seed)
+    agent = FlatSearch(SearchOptions(iterations=iterations), seed=seed)
     searched = simulated = 0
     seconds = 0.0
     for index, observation in enumerate(positions):

@@ -137,6 +137,16 @@ def test_ismcts_is_registered_and_imported_lazily():
         make_agent("ismcts", colour="red")
 
 
+def test_ismcts_spec_defaults_are_the_search_defaults_and_mode_picks_the_search():
+    """The defaults --list-agents shows for ``ismcts``, given explicitly, build the default search."""
+    from agents.search import FlatSearch, SearchOptions, TreeSearch
+    from agents.search.options import SPEC_DEFAULTS
+
+    for agent in (make_agent("ismcts"), make_agent("ismcts", **SPEC_DEFAULTS)):
+        assert type(agent) is FlatSearch and agent.options == SearchOptions() and agent.seed is None
+    assert type(make_agent("ismcts", mode="tree", seed=3)) is TreeSearch
+
+
 def test_make_agent_passes_parameters():
     agent = make_agent("value", denial=0.1, placement_samples=3)
     assert agent.denial == 0.1 and agent.placement_samples == 3

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from agents import make_agent
 from agents.card_values import (
     HEURISTIC_ZERO_BELOW,
     ROLLOUT_ZERO_BELOW,
@@ -22,8 +23,8 @@ from agents.card_values import (
     church_options,
 )
 from agents.heuristics import HoarderAgent, ValueAgent
-from agents.ismcts import ISMCTSAgent
 from agents.rollout_policy import Race, RolloutPolicy
+from agents.search import FlatSearch, SearchOptions
 from biblios_env.actions import BID_BASE, CHURCH_DECLINE, PASS, church_changes
 from biblios_env.agent_interface import AgentObservation
 from biblios_env.cards import CHURCH_IDS, GOLD_IDS_BY_VALUE, IS_GOLD, NUM_CATEGORIES, gold_value
@@ -76,7 +77,7 @@ def test_rollout_gold_payment_is_the_engines_cheapest_cover() -> None:
 
 def test_search_bids_stop_at_what_the_engine_says_the_bidder_can_pay() -> None:
     state = _first_state(Decision.BID)
-    agent = ISMCTSAgent(iterations=1, bid_raises="1-2-3-5-8-13-21")
+    agent = FlatSearch(SearchOptions(iterations=1, bid_raises=(1, 2, 3, 5, 8, 13, 21)))
     for gold in ([], [GOLD_IDS_BY_VALUE[1][0]], [GOLD_IDS_BY_VALUE[3][0], GOLD_IDS_BY_VALUE[2][0]]):
         state.hands[state.current_player] = gold + list(MONKS_CARDS)
         state.high_bid = 0
@@ -187,11 +188,31 @@ def test_the_coin_value_is_kept_for_one_assessment_only() -> None:
 )
 def test_ismcts_names_a_bad_parameter(params: dict[str, Any], named: str) -> None:
     with pytest.raises(ValueError, match=named):
-        ISMCTSAgent(**params)
+        make_agent("ismcts", **params)
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"iterations": 0}, "iterations"),
+        ({"iterations": True}, "iterations"),
+        ({"iterations": None}, "budget"),
+        ({"time_limit": 0}, "time_limit"),
+        ({"min_iterations": 1}, "min_iterations"),
+        ({"consistency_tries": 0}, "consistency_tries"),
+        ({"decisive": -1}, "decisive"),
+        ({"horizon": 0}, "horizon"),
+        ({"bid_raises": (0, 1)}, "bid_raises"),
+        ({"gate": -0.5}, "gate"),
+    ],
+)
+def test_search_options_name_a_bad_value(options: dict[str, Any], named: str) -> None:
+    with pytest.raises(ValueError, match=named):
+        SearchOptions(**options)
 
 
 def test_ismcts_reads_command_line_lists() -> None:
-    agent = ISMCTSAgent(bid_raises="4-1/1", searched="bid/church-place", horizon=2, time_limit=1)
-    assert agent.bid_raises == (1, 4)
-    assert agent.searched == {Decision.BID, Decision.CHURCH, Decision.PLACE}
-    assert (agent.iterations, agent.time_limit, agent.horizon) == (60, 1.0, 2)
+    options = make_agent("ismcts", bid_raises="4-1/1", searched="bid/church-place", horizon=2, time_limit=1).options
+    assert options.bid_raises == (1, 4)
+    assert options.searched == {Decision.BID, Decision.CHURCH, Decision.PLACE}
+    assert (options.iterations, options.time_limit, options.horizon) == (60, 1.0, 2)

@@ -1,6 +1,6 @@
-"""The IS-MCTS agent (agents.ismcts): legal moves only, determinism given a seed and an
-iteration budget, the time budget, the heuristic default and its gate, and the search's
-action abstraction."""
+"""The search agents behind ``ismcts`` (agents.search): legal moves only, determinism given a
+seed and an iteration budget, the time budget, the heuristic default and its gate, and the
+search's action abstraction."""
 
 from __future__ import annotations
 
@@ -10,9 +10,12 @@ from collections.abc import Callable
 
 import pytest
 
+from agents import make_agent
 from agents.heuristics import ValueAgent
-from agents.ismcts import PAY_MOVE, ISMCTSAgent
 from agents.random_agent import RandomAgent
+from agents.search import FlatSearch, SearchAgent, SearchOptions, TreeSearch
+from agents.search.common import PAY_MOVE
+from agents.search.options import SEARCHABLE
 from biblios_env.actions import BID_BASE, PASS, REFUSE
 from biblios_env.agent_interface import Agent, AgentObservation
 from biblios_env.cards import IS_GOLD
@@ -38,7 +41,7 @@ def play(agents: list, seed: int, max_decisions: int | None = None, **options) -
 
 
 def test_ismcts_is_an_agent() -> None:
-    agent = ISMCTSAgent(iterations=2)
+    agent = FlatSearch(SearchOptions(iterations=2))
     assert isinstance(agent, Agent)
     assert agent.name == "ismcts"
 
@@ -49,18 +52,18 @@ def test_ismcts_is_an_agent() -> None:
 )
 def test_ismcts_plays_only_legal_moves(num_players: int, options: dict) -> None:
     """Whole games at every player count with a tiny budget (speed is not the point here)."""
-    agents = [ISMCTSAgent(iterations=3)] + [RandomAgent() for _ in range(num_players - 1)]
+    agents = [FlatSearch(SearchOptions(iterations=3))] + [RandomAgent() for _ in range(num_players - 1)]
     game, _ = play(agents, seed=num_players, **options)
     assert game.is_over
 
 
 def test_ismcts_tree_mode_searching_every_decision_plays_only_legal_moves() -> None:
-    agent = ISMCTSAgent(iterations=4, mode="tree", searched="place-take-bid-pay-church")
+    agent = TreeSearch(SearchOptions(iterations=4, searched=frozenset(SEARCHABLE.values())))
     _, chosen = play([agent, RandomAgent()], seed=9, max_decisions=80)
     assert chosen
 
 
-def heuristic_twin(agent: ISMCTSAgent, seat: int, num_players: int) -> ValueAgent:
+def heuristic_twin(agent: SearchAgent, seat: int, num_players: int) -> ValueAgent:
     """A value agent whose generator is in the state of ``agent``'s (it proposes the same move)."""
     twin = ValueAgent()
     twin.start_game(seat, num_players)
@@ -69,7 +72,7 @@ def heuristic_twin(agent: ISMCTSAgent, seat: int, num_players: int) -> ValueAgen
     return twin
 
 
-def replay_against_twin(agent: ISMCTSAgent, seed: int, decisions: int) -> list[tuple[Decision, int, int, dict]]:
+def replay_against_twin(agent: SearchAgent, seed: int, decisions: int) -> list[tuple[Decision, int, int, dict]]:
     """Play ``agent`` (seat 0) against random play; per own decision with a choice: the
     decision, the agent's action, the heuristic's action from the same generator state, and
     ``last_search``."""
@@ -97,7 +100,7 @@ def replay_against_twin(agent: ISMCTSAgent, seed: int, decisions: int) -> list[t
 
 
 def test_unsearched_decisions_are_the_heuristics_and_bids_are_searched() -> None:
-    records = replay_against_twin(ISMCTSAgent(iterations=3), seed=11, decisions=60)
+    records = replay_against_twin(FlatSearch(SearchOptions(iterations=3)), seed=11, decisions=60)
     assert any(decision == Decision.BID for decision, *_ in records)
     for decision, action, proposal, search in records:
         if decision != Decision.BID:
@@ -111,20 +114,20 @@ def test_unsearched_decisions_are_the_heuristics_and_bids_are_searched() -> None
 def test_gate_keeps_the_heuristics_bid_unless_the_evidence_is_clear() -> None:
     """An infinite gate never overrules the heuristic; without a gate the best mean is played,
     which differs from the heuristic somewhere in a game."""
-    kept = replay_against_twin(ISMCTSAgent(iterations=4, gate=float("inf")), seed=12, decisions=60)
+    kept = replay_against_twin(FlatSearch(SearchOptions(iterations=4, gate=float("inf"))), seed=12, decisions=60)
     assert all(action == proposal for _, action, proposal, _ in kept)
-    free = replay_against_twin(ISMCTSAgent(iterations=4, gate=0.0), seed=12, decisions=60)
+    free = replay_against_twin(FlatSearch(SearchOptions(iterations=4, gate=0.0)), seed=12, decisions=60)
     assert any(action != proposal for decision, action, proposal, _ in free if decision == Decision.BID)
 
 
 def test_ismcts_is_deterministic_given_seed_and_iterations() -> None:
-    first = play([ISMCTSAgent(iterations=6), RandomAgent()], seed=5, max_decisions=40)[1]
-    again = play([ISMCTSAgent(iterations=6), RandomAgent()], seed=5, max_decisions=40)[1]
+    first = play([FlatSearch(SearchOptions(iterations=6)), RandomAgent()], seed=5, max_decisions=40)[1]
+    again = play([FlatSearch(SearchOptions(iterations=6)), RandomAgent()], seed=5, max_decisions=40)[1]
     assert first == again
 
 
 def test_ismcts_respects_its_time_budget() -> None:
-    agent = ISMCTSAgent(iterations=None, time_limit=0.05, searched="place")
+    agent = FlatSearch(SearchOptions(iterations=None, time_limit=0.05, searched=frozenset({Decision.PLACE})))
     game = Game(3, seed=4)
     agent.start_game(game.current_player, 3, seed=1)
     observation = AgentObservation(player_view(game.state, game.current_player), list(game.legal_actions()))
@@ -138,18 +141,18 @@ def test_ismcts_respects_its_time_budget() -> None:
 
 def test_ismcts_needs_a_budget() -> None:
     with pytest.raises(ValueError, match="budget"):
-        ISMCTSAgent(iterations=None, time_limit=None)
+        SearchOptions(iterations=None, time_limit=None)
     with pytest.raises(ValueError, match="bid_raises"):
-        ISMCTSAgent(bid_raises=(0,))
+        SearchOptions(bid_raises=(0,))
     with pytest.raises(ValueError, match="searched"):
-        ISMCTSAgent(searched="bid-auction")
+        make_agent("ismcts", searched="bid-auction")
     with pytest.raises(ValueError, match="gate"):
-        ISMCTSAgent(gate=-1.0)
+        SearchOptions(gate=-1.0)
 
 
 def test_bids_searched_are_pass_and_payable_raises() -> None:
     """The tree's bids: PASS and the configured raises, never above what the bidder can pay."""
-    agent = ISMCTSAgent(iterations=1, bid_raises=(1, 2, 4))
+    agent = FlatSearch(SearchOptions(iterations=1, bid_raises=(1, 2, 4)))
     game = Game(2, seed=3)
     while game.state.decision != Decision.BID:
         game.apply(game.legal_actions()[0])
@@ -169,7 +172,7 @@ def test_bids_searched_are_pass_and_payable_raises() -> None:
 def test_payment_is_one_move_and_refuse_is_searched_only_on_request() -> None:
     """A payment is searched as one move (the payment policy's cards); REFUSE only with
     ``search_refuse=True``, and only at the start of the payment."""
-    agent = ISMCTSAgent(iterations=1, search_refuse=True)
+    agent = FlatSearch(SearchOptions(iterations=1, search_refuse=True))
     game = Game(2, seed=6)
     while game.state.decision != Decision.PAY:
         legal = game.legal_actions()
@@ -177,7 +180,7 @@ def test_payment_is_one_move_and_refuse_is_searched_only_on_request() -> None:
         game.apply(bids[0] if bids else legal[0])
     keys = [key for key, _ in agent.moves(game.state)]
     assert keys == [PAY_MOVE, REFUSE]
-    assert [key for key, _ in ISMCTSAgent(iterations=1).moves(game.state)] == [PAY_MOVE]
+    assert [key for key, _ in FlatSearch(SearchOptions(iterations=1)).moves(game.state)] == [PAY_MOVE]
     game.apply(agent.moves(game.state)[0][1])
     if game.state.decision == Decision.PAY:  # mid-payment: keep paying
         assert [key for key, _ in agent.moves(game.state)] == [PAY_MOVE]
@@ -205,7 +208,7 @@ def decisions_on_indistinguishable_tables(
             for table in (game, twin):
                 if searching is not None:
                     searching.append(table.state)
-                agent = ISMCTSAgent(iterations=12)
+                agent = FlatSearch(SearchOptions(iterations=12))
                 if sampler is not None:
                     agent.sampler = sampler
                 agent.start_game(seat, num_players, seed=5)
@@ -238,3 +241,10 @@ def test_a_search_that_samples_the_real_table_is_caught() -> None:
 
     pairs = decisions_on_indistinguishable_tables(2, searching=searching, sampler=leaky)
     assert any(real != twin for real, twin in pairs)
+
+
+def test_a_search_without_a_budget_is_refused() -> None:
+    from agents import make_agent
+
+    with pytest.raises(ValueError, match=r"^the search needs a budget: iterations, time_limit or both$"):
+        make_agent("ismcts", iterations=None, time_limit=None)

@@ -73,9 +73,9 @@ def _python(arguments: list[str], pure: str | None, cwd: Path = ROOT, **env: str
 
 def _which_build(pure: str | None, cwd: Path = ROOT, **env: str) -> dict[str, object]:
     code = (
-        "import json, biblios_env, agents.ismcts, biblios_env.engine.state as state;"
+        "import json, biblios_env, agents.search.flat, biblios_env.engine.state as state;"
         "print(json.dumps({'compiled': biblios_env.COMPILED, 'state': state.__file__,"
-        " 'ismcts': agents.ismcts.__file__}))"
+        " 'search': agents.search.flat.__file__}))"
     )
     finished = _python(["-W", "always", "-c", code], pure, cwd, **env)
     assert finished.returncode == 0, finished.stderr
@@ -87,7 +87,7 @@ def _which_build(pure: str | None, cwd: Path = ROOT, **env: str) -> dict[str, ob
 def test_pure_variable_loads_the_source_files() -> None:
     loaded = _which_build("1")
     assert loaded["compiled"] is False
-    assert str(loaded["state"]).endswith("state.py") and str(loaded["ismcts"]).endswith("ismcts.py")
+    assert str(loaded["state"]).endswith("state.py") and str(loaded["search"]).endswith("flat.py")
     assert "out of date" not in str(loaded["stderr"])
 
 
@@ -97,7 +97,7 @@ def test_compiled_core_loads_by_default() -> None:
         loaded = _which_build(pure)
         assert loaded["compiled"] is True, loaded["stderr"]
         assert not str(loaded["state"]).endswith(".py")
-        assert not str(loaded["ismcts"]).endswith(".py")
+        assert not str(loaded["search"]).endswith(".py")
 
 
 def test_a_bad_pure_variable_is_an_error_naming_it() -> None:
@@ -161,7 +161,7 @@ def test_the_rules_and_environment_suites_pass_on_the_pure_path() -> None:
 @pytest.mark.parametrize("pure", ["1", None])
 def test_reloading_the_package_keeps_its_build(pure: str | None) -> None:
     code = (
-        "import importlib, biblios_env, agents.ismcts; before = biblios_env.COMPILED;"
+        "import importlib, biblios_env, agents.search.flat; before = biblios_env.COMPILED;"
         "importlib.reload(biblios_env); print(before, biblios_env.COMPILED)"
     )
     finished = _python(["-c", code], pure)

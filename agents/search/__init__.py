@@ -1,0 +1,41 @@
+"""Information-set Monte Carlo search guided by the ``value`` heuristic: the agents behind the
+``ismcts`` agent spec.
+
+* :mod:`agents.search.options`: :class:`SearchOptions`, the enums of its choices, and the
+  parameters of the ``ismcts`` spec;
+* :mod:`agents.search.common`: :class:`SearchAgent`, what both searches share (the heuristic
+  default, determinizations, searched moves, rollouts, rewards, budget);
+* :mod:`agents.search.flat`: :class:`FlatSearch`, flat Monte Carlo gated by the heuristic (the
+  default);
+* :mod:`agents.search.tree`: :class:`TreeSearch`, information-set Monte Carlo tree search.
+
+Build one with ``FlatSearch(SearchOptions(iterations=200), seed=1)``, or by its
+:class:`SearchMode` with :func:`search_agent`.
+"""
+
+from __future__ import annotations
+
+from agents.search.common import SearchAgent
+from agents.search.flat import FlatSearch
+from agents.search.options import OpponentModel, Rollout, SearchMode, SearchOptions
+from agents.search.tree import TreeSearch
+
+
+def search_agent(
+    options: SearchOptions | None = None, mode: SearchMode = SearchMode.FLAT, seed: int | None = None
+) -> SearchAgent:
+    """The search agent of ``mode`` with ``options`` (``None``: the defaults) and ``seed``."""
+    search = FlatSearch if mode is SearchMode.FLAT else TreeSearch
+    return search(options, seed)
+
+
+__all__ = [
+    "FlatSearch",
+    "OpponentModel",
+    "Rollout",
+    "SearchAgent",
+    "SearchMode",
+    "SearchOptions",
+    "TreeSearch",
+    "search_agent",
+]

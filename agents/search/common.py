@@ -1,0 +1,214 @@
+"""What both search agents share: the heuristic default, the determinizations, the searched
+moves, the rollouts, the rewards and the budget (:class:`SearchAgent`).
+
+A search agent plays the ``value`` heuristic (:class:`agents.heuristics.ValueAgent`, run on the
+agent's own observation) at every decision, and searches only the decisions listed in
+``searched``: there its search (:mod:`agents.search.flat` or :mod:`agents.search.tree`) may
+overrule the heuristic. Decisions with a single candidate move are the heuristic's too.
+
+Every simulation starts from a **determinization**: a full game state consistent with the
+searching seat's view (:func:`biblios_env.engine.sampling.sample_state`: exact card counting;
+opponents' hidden cards, the removed cards and the piles dealt at random; a fresh generator for
+the chance events still to come, such as the auction shuffle and penalty picks). It is **rolled
+out** with :class:`RolloutPolicy`, a fast full-information imitation of the value heuristic
+stepping the raw rules functions (``rollout=random``: uniform over the searched moves instead;
+``horizon``: stop after that many gift turns / auctions and score with
+:meth:`RolloutPolicy.evaluate`), and **scored** for each seat: a win share (1 for a sole winner,
+1/k for a k-way shared win, else 0) plus ``margin_weight * tanh(VP margin / 5)``.
+
+**Action abstraction** of the search (266 action ids, 66 of them bids):
+
+* *bids*: PASS and raises of ``bid_raises`` over the high bid (default: +1 only; the English
+  auction's minimum raise), never above what the bidder can pay (coins for a category or
+  church card, cards for a gold card). Jump bids and bluffs are not searched: in our
+  measurements jump bids only added noise to the estimates.
+* *payments*: a payment (a sequence of PAY decisions) is one move, the payment policy's card
+  at each step (the gold that overpays least, the least useful cards for a gold card). REFUSE
+  is searched only with ``search_refuse=True``: since searched bids never exceed what the
+  bidder can pay, refusing only hands cards to the opponents.
+* placements, common-area takes and church dice are searched in full when listed in
+  ``searched``.
+
+Budget: ``iterations`` determinizations per searched decision and/or ``time_limit`` seconds
+per searched decision, whichever comes first (at least one). ``last_search`` holds the last
+search's iterations, simulated decisions (moves, forced moves and rollout moves applied) and
+seconds.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable
+from typing import Any, ClassVar, Final
+
+from mypy_extensions import mypyc_attr
+
+from agents.heuristics import ValueAgent
+from agents.rollout_policy import RolloutPolicy, round_marker
+from agents.search.options import SPEC_DEFAULTS, Rollout, SearchOptions
+from biblios_env.actions import BID_BASE, MAX_BID, PASS, PAY_BASE, REFUSE
+from biblios_env.agent_interface import AgentObservation
+from biblios_env.engine import rules
+from biblios_env.engine.auctions import capacity
+from biblios_env.engine.flow import DECISION_BID, DECISION_NONE, DECISION_PAY
+from biblios_env.engine.sampling import sample_state
+from biblios_env.engine.state import State
+from biblios_env.engine.views import PlayerView
+
+#: The abstract "pay with the payment policy's card" move.
+PAY_MOVE: Final = -1
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)
+class SearchAgent:
+    """The value heuristic, corrected at the searched decisions by a search (module doc); each
+    search agent defines :meth:`search`.
+
+    Args:
+        options: how it searches (``None``: the defaults).
+        seed: seeds the agent's generator when ``start_game`` gets no seed.
+    """
+
+    name = "ismcts"
+    defaults: ClassVar[dict[str, Any]] = SPEC_DEFAULTS
+
+    def __init__(self, options: SearchOptions | None = None, seed: int | None = None) -> None:
+        self.options = options = SearchOptions() if options is None else options
+        # The options the searches read, as attributes: in the compiled build these are C fields,
+        # where reading the options object is a Python attribute lookup.
+        self.iterations = options.iterations
+        self.time_limit = options.time_limit
+        self.searched = frozenset(int(decision) for decision in options.searched)
+        self.bid_raises = options.bid_raises
+        self.margin_weight = options.margin_weight
+        self.policy_rollouts = options.rollout is Rollout.POLICY
+        self.horizon = options.horizon
+        self.temperature = options.temperature
+        self.search_refuse = options.search_refuse
+        self.seed = seed
+        self.seat = 0
+        self.num_players = 2
+        self.rng = random.Random(seed)
+        self.policy = RolloutPolicy(rng=self.rng, **(options.policy or {}))
+        self.heuristic = ValueAgent()
+        #: The determinization sampler (a seam: the leakage tests plant a leaky one here).
+        self.sampler: Callable[[PlayerView, random.Random], State] = sample_state
+        #: The last search: iterations, simulated decisions and seconds (empty if none ran).
+        self.last_search: dict[str, float] = {}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.options!r}, seed={self.seed!r})"
+
+    # ------------------------------------------------------------------ Agent protocol
+    def start_game(self, seat: int, num_players: int, seed: int | None = None) -> None:
+        self.seat = seat
+        self.num_players = num_players
+        self.rng = random.Random(self.seed if seed is None else seed)
+        self.policy.rng = self.rng
+        self.heuristic.start_game(seat, num_players)
+        self.heuristic.rng = self.rng
+        self.last_search = {}
+
+    def act(self, observation: AgentObservation) -> int:
+        """The heuristic's move, unless this decision is searched and the search overrules it."""
+        legal = observation.legal_actions
+        self.last_search = {}
+        if len(legal) == 1:
+            return legal[0]
+        default = self.heuristic.act(observation)
+        if observation.view.decision not in self.searched:
+            return default
+        moves = self.moves(self.sampler(observation.view, self.rng))
+        if len(moves) == 1 or all(key != default for key, _ in moves):
+            return default
+        action = self.search(observation, moves, default)
+        return action if action in legal else default
+
+    def search(self, observation: AgentObservation, moves: list[tuple[int, int]], default: int) -> int:
+        """The action to play at a searched decision with a choice: ``moves`` are the searched
+        moves on a first determinization, ``default`` the heuristic's move (one of their keys)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ the budget
+    def deadline(self, start: float) -> float | None:
+        """When a search started at ``start`` (``time.perf_counter``) must stop; ``None``: never."""
+        return None if self.time_limit is None else start + self.time_limit
+
+    def budget_left(self, done: int, deadline: float | None) -> bool:
+        """Another search iteration fits: under the iteration cap and before the deadline (the
+        first iteration always runs, so every search returns a move)."""
+        budget = self.iterations
+        return (budget is None or done < budget) and (deadline is None or not done or time.perf_counter() < deadline)
+
+    def record_search(self, iterations: int, simulated: int, start: float) -> None:
+        """Note the search that started at ``start`` in :attr:`last_search`."""
+        self.last_search = {
+            "iterations": iterations,
+            "simulated_decisions": simulated,
+            "seconds": time.perf_counter() - start,
+        }
+
+    # ------------------------------------------------------------------ simulations
+    def moves(self, state: State) -> list[tuple[int, int]]:
+        """The searched moves at the current decision as ``(key, action)`` (module doc)."""
+        decision = state.decision
+        if decision == DECISION_BID:
+            high = state.high_bid
+            cap = min(MAX_BID, capacity(state, state.current_player))
+            moves = [(PASS, PASS)]
+            for raise_ in self.bid_raises:
+                amount = high + raise_
+                if amount > cap:
+                    break
+                moves.append((BID_BASE + amount, BID_BASE + amount))
+            return moves
+        if decision == DECISION_PAY:
+            card = self.policy.payment_card(state)
+            if card < 0:
+                return [(REFUSE, REFUSE)]
+            if state.payment or state.strict_bids or not self.search_refuse:
+                return [(PAY_MOVE, PAY_BASE + card)]
+            return [(PAY_MOVE, PAY_BASE + card), (REFUSE, REFUSE)]
+        return [(action, action) for action in rules.legal_actions(state)]
+
+    def playout(self, state: State) -> int:
+        """Roll the state out (to the end, or to the horizon); returns the decisions applied."""
+        if state.decision == DECISION_NONE:
+            return 0
+        if self.policy_rollouts:
+            return self.policy.rollout(state, self.horizon)
+        steps = 0
+        rand = self.rng.random
+        marker, rounds = round_marker(state), 0
+        while state.decision != DECISION_NONE:
+            if self.horizon is not None and round_marker(state) != marker:
+                marker, rounds = round_marker(state), rounds + 1
+                if rounds >= self.horizon:
+                    break
+            moves = self.moves(state)
+            rules.apply(state, moves[int(rand() * len(moves))][1])
+            steps += 1
+        return steps
+
+    def rewards(self, state: State) -> list[float]:
+        """Per seat: the win share plus ``margin_weight * tanh(VP margin over the best other / 5)``
+        at the end of the game; the policy's evaluation at a rollout horizon."""
+        if state.decision != DECISION_NONE:
+            return self.policy.evaluate(state, self.temperature)
+        winners = state.winners
+        vp = state.vp
+        share = 1.0 / len(winners)
+        weight = self.margin_weight
+        rewards = []
+        for seat, points in enumerate(vp):
+            reward = share if seat in winners else 0.0
+            if weight:
+                best_other = max(p for other, p in enumerate(vp) if other != seat)
+                reward += weight * math.tanh((points - best_other) / 5.0)
+            rewards.append(reward)
+        return rewards
+
+
+__all__ = ["PAY_MOVE", "SearchAgent"]
