@@ -8,7 +8,7 @@ Importing this package loads nothing but this file and :mod:`biblios_env.compile
 (Python runs it before any submodule, so it belongs to the lowest layer; it decides, before any
 hot module is imported, whether the compiled core or the pure-Python source runs, and
 :data:`COMPILED` says which): the names below are imported on first use (PEP 562), and
-``import biblios_env.engine`` runs without PettingZoo or Gymnasium (``tests/project/test_architecture.py``
+``import biblios_env.engine`` runs without PettingZoo or Gymnasium (``tests/test_project/test_architecture.py``
 checks it in a fresh interpreter). ``import biblios_env``
 still registers ``"biblios/Biblios-v1"`` with PettingZoo's registry: at once if PettingZoo is
 already imported, else the moment it is.

@@ -3,7 +3,7 @@
 The rules engine, the observation encoder and the search agents are the inner loop of every
 experiment, so the same source files are also compiled to C extensions with mypyc when the
 package is installed on a machine with a C compiler (``setup.py``). Both builds behave the
-same, byte for byte (``tests/project/test_compiled_core.py`` plays seeded games on both and compares
+same, byte for byte (``tests/test_project/test_compiled_core.py`` plays seeded games on both and compares
 every step); the compiled one is several times faster (``docs/performance.md``).
 
 This module decides, once per process and before any of those modules is imported (the

@@ -18,7 +18,7 @@ information never reaches the learner (RULES §7).
 
 **Rewards.** The reward is the learner's *own* seat's reward as the PettingZoo environment
 computes it (:meth:`raw_env.rewards_of`), whatever seat it sits in; training on another
-seat's reward is a known self-play bug that ``tests/env/test_gym_env.py`` guards against.
+seat's reward is a known self-play bug that ``tests/test_env/test_gym_env.py`` guards against.
 Terminal ``info`` carries ``vp``, ``winners``, ``learner_seat``, ``is_success`` (the learner
 is among the winners; SB3 logs it as ``rollout/success_rate``) and ``opponents`` (names).
 

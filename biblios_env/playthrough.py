@@ -10,7 +10,7 @@ decisions the env applied by itself and the chance events, and a digest of what 
 seat sees; at the end the rewards, the full table, each seat's final observation, what the
 game exercised and the digest of the reached position.
 
-The files in ``tests/playthroughs/`` are a behaviour contract: ``tests/env/test_playthroughs.py``
+The files in ``tests/playthroughs/`` are a behaviour contract: ``tests/test_env/test_playthroughs.py``
 regenerates each one by replaying the actions it records (as OpenSpiel does, so a change
 that only alters what is shown gives a diff of just those lines) and fails with a unified
 diff on any difference. A change that alters observations, legal actions or the rules

@@ -5,7 +5,7 @@ penalty variants, open and strict bids; random play, the two heuristics and the 
 the engine directly and the PettingZoo environment) and prints, as JSON, which build ran and one
 SHA-256 per step of each game: the seat to act, its legal actions, its view, both observation
 encodings, the agent's choice and the search's statistics, then the game log and the scores.
-``tests/project/test_compiled_core.py`` runs it once with ``BIBLIOS_PURE_PYTHON=1`` and once on the
+``tests/test_project/test_compiled_core.py`` runs it once with ``BIBLIOS_PURE_PYTHON=1`` and once on the
 compiled core and requires the two outputs to be identical, step for step.
 """
 

@@ -3,7 +3,7 @@ distinct actions, how long a game can last, how many gift turns and auctions it 
 most victory points a seat can score and the bounds of the environments' rewards.
 
 Each fact is derived from the rules' tables (the card table, the action table, the setup
-counts), never typed in, so it cannot drift from them; ``tests/engine/test_facts.py`` checks play
+counts), never typed in, so it cannot drift from them; ``tests/test_engine/test_facts.py`` checks play
 against every bound. :func:`game_info` collects them for one player count.
 """
 

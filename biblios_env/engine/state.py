@@ -328,7 +328,7 @@ def uniform_index(rng: np.random.Generator, size: int) -> int:
 
     For numpy's PCG64 (every generator the engine makes) the same double comes from the bit
     generator's raw output at about half the cost of ``rng.random()``, and the generator ends in
-    the same state (``tests/engine/test_state.py`` checks both); other bit generators use ``random()``.
+    the same state (``tests/test_engine/test_state.py`` checks both); other bit generators use ``random()``.
     """
     bit_generator = rng.bit_generator
     if type(bit_generator) is np.random.PCG64:

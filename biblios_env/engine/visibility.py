@@ -90,7 +90,7 @@ def decision_key(state: State, seat: int) -> tuple[Any, ...]:
     decision and the seat to act, the card under auction and the church card (face up), and
     when ``seat`` is to act, what it chooses from that nobody else sees change the same way (its
     drawn card when placing, the common area when taking). Built only from what ``seat`` may
-    see, so a tree keyed by it does not branch on hidden cards (``tests/engine/test_views.py``)."""
+    see, so a tree keyed by it does not branch on hidden cards (``tests/test_engine/test_views.py``)."""
     decision = state.decision
     player = state.current_player
     chosen_from: Any = NO_CARD

@@ -2,7 +2,7 @@
 
 The readers build their DataFrames through :func:`table_frame`, so every table has exactly the
 documented columns and dtypes; :func:`columns_markdown` renders the schema for the docstring of
-:mod:`experiments.records` (``tests/experiments/test_records.py`` checks that they agree).
+:mod:`experiments.records` (``tests/test_experiments/test_records.py`` checks that they agree).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The engine's modules in one import order, lowest first, as ``tests/project/test_architecture.py``
+"""The engine's modules in one import order, lowest first, as ``tests/test_project/test_architecture.py``
 checks the layers: a module may import only the modules before it. So the state record sits on
 nothing but the flow's names, the rules of visibility sit on the state, and no two engine
 modules import each other (a cycle is what this order rules out).

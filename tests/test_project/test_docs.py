@@ -29,7 +29,7 @@ README = (ROOT / "README.md").read_text()
 ENVIRONMENT = (ROOT / "docs" / "environment.md").read_text()
 #: The documents whose ```python examples run, in this order (the game-records example of
 #: docs/experiments.md reads the tournament its example before wrote). docs/frameworks.md's
-#: examples need the RL frameworks: tests/experiments/test_frameworks.py runs them.
+#: examples need the RL frameworks: tests/test_experiments/test_frameworks.py runs them.
 EXAMPLE_DOCUMENTS = ("README.md", "docs/environment.md", "docs/experiments.md", "docs/training.md")
 #: The README is the entry point, not the manual: it stays under this many characters.
 README_LIMIT = 15_000

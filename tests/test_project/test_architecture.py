@@ -112,7 +112,7 @@ def layer_of(module: str) -> int:
         for member in members:
             if module == member or (member.endswith(".*") and module.startswith(member[:-1])):
                 return index
-    raise AssertionError(f"{module} belongs to no layer: add it to LAYERS in tests/project/test_architecture.py")
+    raise AssertionError(f"{module} belongs to no layer: add it to LAYERS in tests/test_project/test_architecture.py")
 
 
 def _run_at_import(node: ast.AST) -> list[ast.AST]:

@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.filterwarnings(r"ignore:Creating \w+WeightUpdater which inherits:DeprecationWarning")
 
 #: What ``reset`` warns for the key PettingZoo's checkers probe it with, ``{"options": 1}``: the
-#: one warning the strict checker runs let through (``tests/env/test_pettingzoo_env.py`` pins its text).
+#: one warning the strict checker runs let through (``tests/test_env/test_pettingzoo_env.py`` pins its text).
 PROBE_WARNING = r"ignoring unknown reset option\(s\) \['options'\]"
 #: The examples, with the framework each needs.
 EXAMPLES = [("torchrl_example", "torchrl"), ("tianshou_example", "tianshou"), ("supersuit_example", "supersuit")]
@@ -542,7 +542,7 @@ def test_gymnasium_check_env_passes_with_forfeit(num_players: int | tuple[int, .
 # ============================================================================ command lines
 @pytest.mark.parametrize(("example", "framework"), EXAMPLES)
 def test_the_command_lines_follow_the_experiments_conventions(example: str, framework: str) -> None:
-    """The conventions tests/experiments/test_cli.py checks for the other commands (experiments/cli.py)."""
+    """The conventions tests/test_experiments/test_cli.py checks for the other commands (experiments/cli.py)."""
     require(framework)
     module = f"experiments.frameworks.{example}"
     parser = importlib.import_module(module).build_parser()
