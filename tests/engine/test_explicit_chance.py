@@ -18,6 +18,7 @@ import pytest
 from biblios_env.cards import GOLD_IDS_BY_VALUE, GOLD_VALUES
 from biblios_env.engine import Game, IllegalActionError
 from biblios_env.engine.flow import CHANCE_DRAW, CHANCE_PENALTY_PICK, CHANCE_REMOVAL, CHANCE_REVEAL, NO_SEAT
+from biblios_env.engine.log import to_log
 from biblios_env.engine.setup import DECK_SIZE, GIFT_TURNS, GOLD_REMOVED_PER_VALUE, REMOVED_COUNT
 from biblios_env.engine.state import CHANCE_PENALTY, STATE_FIELDS, State
 from biblios_env.observations import encode_state
@@ -131,3 +132,8 @@ def test_the_placed_auction_order_is_no_random_event() -> None:
         else:
             game.apply(choices.choice(game.legal_actions()))
     assert CHANCE_REVEAL not in kinds and {CHANCE_REMOVAL, CHANCE_DRAW} <= kinds
+
+
+def test_a_game_with_explicit_chance_is_not_logged() -> None:
+    with pytest.raises(ValueError, match="a game with explicit chance cannot be logged"):
+        to_log(Game(3, explicit_chance=True))
