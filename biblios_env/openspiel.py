@@ -31,7 +31,6 @@ with the project's determinization sampler, so OpenSpiel's IS-MCTS bot can play 
 
 from __future__ import annotations
 
-import copy
 from typing import Any, Final
 
 import numpy as np
@@ -225,4 +224,4 @@ class BibliosObserver:
 
 pyspiel.register_game(_game_type(pyspiel.GameType.Utility.ZERO_SUM), BibliosGame)
 
-__all__ = ["PARAMETERS", "SHORT_NAME", "BibliosGame", "BibliosObserver", "BibliosState", "PENALTIES"]
+__all__ = ["PARAMETERS", "PENALTIES", "SHORT_NAME", "BibliosGame", "BibliosObserver", "BibliosState"]
