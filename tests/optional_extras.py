@@ -27,6 +27,8 @@ EXTRAS = {
     "tensordict": "torchrl",
     "tianshou": "tianshou",
     "supersuit": "supersuit",
+    "pyspiel": "openspiel",
+    "biblios_env.openspiel": "openspiel",
 }
 
 

@@ -12,7 +12,15 @@ from typing import Final
 from biblios_env.actions import BID_BASE, MAX_BID, PASS, PAY_BASE, REFUSE
 from biblios_env.cards import CARD_VALUE, IS_CHURCH, IS_GOLD, gold_value
 from biblios_env.engine import church
-from biblios_env.engine.flow import DECISION_BID, DECISION_PAY, PHASE_AUCTION, RESUME_AUCTIONING
+from biblios_env.engine.flow import (
+    CHANCE_PENALTY_PICK,
+    CHANCE_REVEAL,
+    DECISION_BID,
+    DECISION_PAY,
+    NO_CHANCE,
+    PHASE_AUCTION,
+    RESUME_AUCTIONING,
+)
 from biblios_env.engine.state import (
     CHANCE_AUCTION_ORDER,
     CHANCE_PENALTY,
@@ -20,6 +28,7 @@ from biblios_env.engine.state import (
     NO_SEAT,
     State,
     add_card,
+    await_chance,
     discard_face_down,
     discard_face_up,
     enter_hand_publicly,
@@ -32,9 +41,12 @@ from biblios_env.engine.visibility import payment_face_up, record_penalty_move
 
 
 def start_phase(state: State) -> bool:
-    """Shuffle the auction pile (unless replaying the placed order) and hold the first auction."""
+    """Shuffle the auction pile (unless replaying the placed order) and hold the first auction.
+
+    With explicit chance the pile is not shuffled here: each auction's card is a random event
+    of its own (:func:`advance`), which orders the pile as a shuffle would."""
     state.phase = PHASE_AUCTION
-    if not state.auction_order_placed:
+    if not state.auction_order_placed and not state.explicit_chance:
         placed = state.auction_pile[::-1]  # the pile as placed, first card first
         order = [placed[int(i)] for i in state.rng.permutation(len(placed))]
         state.chance.append((CHANCE_AUCTION_ORDER, order))
@@ -50,7 +62,22 @@ def advance(state: State) -> bool:
     if not state.auction_pile:
         return False
     state.active_player = state.next_seat(state.active_player)
-    card = state.auction_pile.pop()
+    if state.explicit_chance and not state.auction_order_placed:
+        await_chance(state, CHANCE_REVEAL)
+        return True
+    return reveal(state, state.auction_pile[-1])
+
+
+def reveal(state: State, card: int) -> bool:
+    """The random event of an auction: ``card`` leaves the auction pile face up and the bidding
+    opens (RULES §5). A shuffled pile gives its top card; with explicit chance the event names any
+    card of the pile."""
+    pile = state.auction_pile
+    if pile[-1] == card:
+        pile.pop()
+    else:
+        pile.remove(card)
+    state.chance_kind = NO_CHANCE
     state.auction_card = card
     for contributions, row in zip(state.auction_contributions, state.contribution_rows):
         if row[card]:
@@ -248,29 +275,44 @@ def refuse(state: State) -> bool:
         add_card(hand, hand_row, card)
     state.payment = []
     state.payment_value = 0
-    rng = state.rng
-    moved: list[int] = []
-    if state.bluffs:
-        # "Medieval bluffs": the left neighbour blindly picks one card to discard.
-        if hand:
-            card = pop_card(hand, hand_row, uniform_index(rng, len(hand)))
-            discard_face_down(state, seat, (card,))
-            moved.append(card)
-            state.public_at_last_loss[seat] = tuple(state.public_hands[seat])
-    else:
-        n = state.num_players
-        receiver = seat
-        for _ in range(n - 1):
-            receiver = (receiver + 1) % n  # the next seat to the left
-            if not hand:
-                break
-            index = uniform_index(rng, len(hand))  # a uniform pick, cheaper than integers()
-            card = move_card(hand, hand_row, index, state.hands[receiver], state.hand_rows[receiver])
-            state.penalty_moves.append((seat, receiver, card))
-            record_penalty_move(state, seat, receiver, card)
-            moved.append(card)
-        if moved:
-            state.public_at_last_loss[seat] = tuple(state.public_hands[seat])
-    state.chance.append((CHANCE_PENALTY, moved))
+    state.chance.append((CHANCE_PENALTY, []))  # the cards it loses, as they are picked
+    return _next_penalty_pick(state)
+
+
+def _next_penalty_pick(state: State) -> bool:
+    """The defaulter (still the high bidder) loses a random card while the penalty takes more
+    and its hand has one: to each other seat in turn from its left, or with "medieval bluffs"
+    one card discarded blind. Then it is excluded from this card's bidding, which reopens."""
+    seat = state.high_bidder
+    hand = state.hands[seat]
+    picked = len(state.chance[-1][1])
+    if hand and picked < (1 if state.bluffs else state.num_players - 1):
+        if state.explicit_chance:
+            await_chance(state, CHANCE_PENALTY_PICK)
+            return True
+        return penalty_pick(state, hand[uniform_index(state.rng, len(hand))])
+    if picked:
+        state.public_at_last_loss[seat] = tuple(state.public_hands[seat])
     state.excluded[seat] = True
     return open_bidding(state)
+
+
+def penalty_pick(state: State, card: int) -> bool:
+    """The random event of a penalty: ``card``, picked blindly from the defaulter's hand, goes to
+    the next seat to the left that has not had one, or to the discard face down with "medieval
+    bluffs" (RULES §5; who saw it: :func:`~biblios_env.engine.visibility.record_penalty_move`)."""
+    state.chance_kind = NO_CHANCE
+    seat = state.high_bidder
+    hand = state.hands[seat]
+    moved = state.chance[-1][1]
+    index = hand.index(card)
+    if state.bluffs:
+        pop_card(hand, state.hand_rows[seat], index)
+        discard_face_down(state, seat, (card,))
+    else:
+        receiver = (seat + len(moved) + 1) % state.num_players
+        move_card(hand, state.hand_rows[seat], index, state.hands[receiver], state.hand_rows[receiver])
+        state.penalty_moves.append((seat, receiver, card))
+        record_penalty_move(state, seat, receiver, card)
+    moved.append(card)
+    return _next_penalty_pick(state)

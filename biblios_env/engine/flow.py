@@ -55,6 +55,19 @@ RESUME_AUCTIONING: Final = int(Resume.AUCTIONING)
 NO_CARD: Final = -1
 NO_SEAT: Final = -1
 
+# The random events a game awaits with explicit chance (``State.chance_kind``): each is answered
+# by one card id, drawn uniformly from its outcomes (``rules.chance_outcomes``).
+NO_CHANCE: Final = 0
+#: A card removed unseen at setup (RULES §2.2): first the gold cards of each value, then any card.
+CHANCE_REMOVAL: Final = 1
+#: The next card of the draw pile (RULES §3).
+CHANCE_DRAW: Final = 2
+#: The next card of the shuffled auction pile (RULES §5).
+CHANCE_REVEAL: Final = 3
+#: A card the defaulter loses to a penalty, picked blindly from its hand (RULES §5).
+CHANCE_PENALTY_PICK: Final = 4
+CHANCE_KINDS: Final = ("none", "removal", "draw", "reveal", "penalty pick")
+
 # Chance events recorded in ``State.chance`` (the game log's chance outcomes).
 CHANCE_AUCTION_ORDER: Final = "auction_order"
 CHANCE_PENALTY: Final = "penalty"

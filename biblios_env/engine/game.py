@@ -16,7 +16,7 @@ import numpy as np
 from biblios_env.actions import check_action, describe
 from biblios_env.engine import rules
 from biblios_env.engine.config import GameConfig, check_bool, check_seed
-from biblios_env.engine.flow import PHASE_END
+from biblios_env.engine.flow import CHANCE_KINDS, NO_CHANCE, PHASE_END
 from biblios_env.engine.setup import new_state
 from biblios_env.engine.state import NO_CARD, Decision, State
 
@@ -42,6 +42,10 @@ class Game:
             order they were put on the pile, to reproduce rulebook scenarios).
         deck: the exact draw pile after removal, top first (see ``setup.check_deck``).
         auto_forced: apply decisions that have a single legal action automatically.
+        explicit_chance: stop at every random event (the removals, each draw, each auction's
+            card, each card a penalty takes) until the caller applies its outcome, a card id
+            from :meth:`chance_outcomes` (OpenSpiel's explicit chance). By default the seeded
+            generator gives each outcome at once and the caller sees only the players' decisions.
 
     The options are kept, checked, as :attr:`config` (a frozen
     :class:`~biblios_env.engine.config.GameConfig`); :meth:`from_config` starts a game from one.
@@ -78,9 +82,10 @@ class Game:
         auction_order: object = "shuffle",
         deck: Sequence[int] | None = None,
         auto_forced: object = True,
+        explicit_chance: object = False,
     ) -> None:
         config = GameConfig(num_players, penalty, strict_bids, first_player, auction_order)  # type: ignore[arg-type]
-        self._start(config, seed, deck, auto_forced)
+        self._start(config, seed, deck, auto_forced, explicit_chance)
 
     @classmethod
     def from_config(
@@ -90,16 +95,22 @@ class Game:
         seed: SupportsIndex | None = None,
         deck: Sequence[int] | None = None,
         auto_forced: object = True,
+        explicit_chance: object = False,
     ) -> Game:
         """A new game with the options of ``config`` (the other arguments as for :class:`Game`)."""
         if not isinstance(config, GameConfig):
             raise TypeError(f"config must be a GameConfig, got {config!r}")
         game = cls.__new__(cls)
-        game._start(config, seed, deck, auto_forced)
+        game._start(config, seed, deck, auto_forced, explicit_chance)
         return game
 
     def _start(
-        self, config: GameConfig, seed: SupportsIndex | None, deck: Sequence[int] | None, auto_forced: object
+        self,
+        config: GameConfig,
+        seed: SupportsIndex | None,
+        deck: Sequence[int] | None,
+        auto_forced: object,
+        explicit_chance: object,
     ) -> None:
         """Deal and start: the one path of ``__init__`` and :meth:`from_config`."""
         game_seed = secrets.randbits(63) if seed is None else check_seed(seed)
@@ -111,8 +122,9 @@ class Game:
             strict_bids=config.strict_bids,
             auction_order_placed=config.auction_order_placed,
             deck=deck,
+            explicit_chance=check_bool("explicit_chance", explicit_chance),
         )
-        deck_as_dealt = tuple(state.draw_pile[::-1])
+        deck_as_dealt = () if state.explicit_chance else tuple(state.draw_pile[::-1])  # drawn as the game goes
         forced = check_bool("auto_forced", auto_forced)
         self._fill(config, game_seed, deck_as_dealt, deck is not None, forced, state, [])
         rules.start_game(state)
@@ -166,6 +178,20 @@ class Game:
         return self.state.phase == PHASE_END
 
     @property
+    def is_chance_node(self) -> bool:
+        """A random event awaits its outcome (explicit chance only); :attr:`current_player` is -1
+        meanwhile, and :meth:`apply` takes one of :meth:`chance_outcomes`' cards."""
+        return self.state.chance_kind != NO_CHANCE
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        """The awaited random event's outcomes as ``(card id, probability)``, ascending; every
+        random event of the game is uniform over its outcomes. Empty at a player's decision."""
+        if self.state.chance_kind == NO_CHANCE:
+            return []
+        outcomes = self.legal_actions()
+        return [(card, 1.0 / len(outcomes)) for card in outcomes]
+
+    @property
     def phase_name(self) -> str:
         return PHASE_NAMES[self.state.phase]
 
@@ -217,6 +243,9 @@ class Game:
             legal = self._legal = rules.legal_actions(state)
 
     def _illegal_message(self, action: object, legal: list[int]) -> str:
+        if self.is_chance_node:
+            kind = CHANCE_KINDS[self.state.chance_kind]
+            return f"{action!r} is not an outcome of the awaited {kind}: the outcomes are the cards {legal}"
         try:
             what = f"action {action!r} ({describe(check_action(action))})"
         except ValueError as error:

@@ -13,8 +13,15 @@ from __future__ import annotations
 from biblios_env.actions import AUCTION, COMMON, KEEP
 from biblios_env.cards import IS_CHURCH
 from biblios_env.engine import church
-from biblios_env.engine.flow import DECISION_PLACE, DECISION_TAKE, RESUME_PLACING, RESUME_TAKING
-from biblios_env.engine.state import NO_CARD, State, add_card, enter_hand_publicly, remove_card
+from biblios_env.engine.flow import (
+    CHANCE_DRAW,
+    DECISION_PLACE,
+    DECISION_TAKE,
+    NO_CHANCE,
+    RESUME_PLACING,
+    RESUME_TAKING,
+)
+from biblios_env.engine.state import NO_CARD, State, add_card, await_chance, enter_hand_publicly, remove_card
 
 
 def start_turn(state: State, active: int) -> None:
@@ -26,7 +33,22 @@ def start_turn(state: State, active: int) -> None:
 
 
 def _draw(state: State) -> None:
-    state.drawn_card = state.draw_pile.pop()
+    if state.explicit_chance:
+        await_chance(state, CHANCE_DRAW)
+    else:
+        draw(state, state.draw_pile[-1])
+
+
+def draw(state: State, card: int) -> None:
+    """The random event of a draw: the active player draws ``card`` and is to place it (RULES §3).
+    A dealt pile gives its top card; with explicit chance the event names any card of the pile."""
+    pile = state.draw_pile
+    if pile[-1] == card:
+        pile.pop()
+    else:
+        pile.remove(card)
+    state.chance_kind = NO_CHANCE
+    state.drawn_card = card
     state.decision = DECISION_PLACE
     state.current_player = state.active_player
 

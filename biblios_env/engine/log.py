@@ -109,8 +109,17 @@ def game_digest(game: Game) -> str:
 
 
 def to_log(game: Game, **metadata: Any) -> dict[str, Any]:
-    """The game so far as a JSON-ready dict; ``metadata`` (agent names, ...) is stored as is."""
+    """The game so far as a JSON-ready dict; ``metadata`` (agent names, ...) is stored as is.
+
+    A log replays a game from its seed, so a game whose random events were given by the caller
+    (``explicit_chance``) has none to replay from: it is refused (its action history, chance
+    outcomes included, is the record of such a game)."""
     state = game.state
+    if state.explicit_chance:
+        raise ValueError(
+            "a game with explicit chance cannot be logged: a log replays the random events from the seed; "
+            "keep game.history (the chance outcomes are in it) instead"
+        )
     log: dict[str, Any] = {
         "format": LOG_FORMAT,
         "version": LOG_VERSION,

@@ -8,20 +8,24 @@ It trusts its caller (:class:`biblios_env.engine.game.Game`) to have checked leg
 from __future__ import annotations
 
 from biblios_env.actions import AUCTION, BID_BASE, COMMON, KEEP, PASS, PAY_BASE, REFUSE, TAKE_BASE
-from biblios_env.engine import auctions, church, gifts
+from biblios_env.engine import auctions, church, gifts, setup
 from biblios_env.engine.flow import (
+    CHANCE_DRAW,
+    CHANCE_REMOVAL,
+    CHANCE_REVEAL,
     DECISION_BID,
     DECISION_CHURCH,
     DECISION_NONE,
     DECISION_PAY,
     DECISION_PLACE,
     DECISION_TAKE,
+    NO_CHANCE,
     PHASE_END,
     RESUME_PLACING,
     RESUME_TAKING,
 )
 from biblios_env.engine.scoring import score
-from biblios_env.engine.state import NO_SEAT, State
+from biblios_env.engine.state import NO_SEAT, State, await_chance
 
 _PLACE_ORDER = (KEEP, AUCTION, COMMON)
 _OPEN_BIDS = auctions.BID_LEGAL
@@ -29,8 +33,11 @@ _OPEN_BIDS = auctions.BID_LEGAL
 
 
 def start_game(state: State) -> None:
-    """The first player takes the first gift turn (RULES §2.4, §3)."""
-    gifts.start_turn(state, state.first_player)
+    """The first player takes the first gift turn (RULES §2.4, §3), once the cards are removed."""
+    if setup.removals_left(state):
+        await_chance(state, CHANCE_REMOVAL)
+    else:
+        gifts.start_turn(state, state.first_player)
 
 
 def legal_actions(state: State) -> list[int]:
@@ -52,7 +59,21 @@ def legal_actions(state: State) -> list[int]:
         return sorted([TAKE_BASE + card for card in state.common_area])
     if decision == DECISION_CHURCH:
         return church.legal_actions(state)
+    if state.chance_kind:
+        return chance_outcomes(state)
     return []
+
+
+def chance_outcomes(state: State) -> list[int]:
+    """The cards the awaited random event may give, ascending, each as likely (explicit chance)."""
+    kind = state.chance_kind
+    if kind == CHANCE_DRAW:
+        return sorted(state.draw_pile)
+    if kind == CHANCE_REVEAL:
+        return sorted(state.auction_pile)
+    if kind == CHANCE_REMOVAL:
+        return setup.removal_outcomes(state)
+    return sorted(state.hands[state.high_bidder])  # a penalty pick: the defaulter's hand
 
 
 def apply(state: State, action: int) -> None:
@@ -67,11 +88,29 @@ def apply(state: State, action: int) -> None:
         return
     elif decision == DECISION_TAKE:
         going = gifts.take(state, action - TAKE_BASE) or _end_gift_turn(state)
-    else:
+    elif decision == DECISION_CHURCH:
         church.resolve(state, action)
         going = _resume_after_church(state)
+    else:
+        going = _apply_chance(state, action)
     if not going:
         _end_game(state)
+
+
+def _apply_chance(state: State, card: int) -> bool:
+    """The awaited random event gives ``card`` (one of :func:`chance_outcomes`); play runs on."""
+    kind = state.chance_kind
+    if kind == CHANCE_DRAW:
+        gifts.draw(state, card)
+        return True
+    if kind == CHANCE_REVEAL:
+        return auctions.reveal(state, card)
+    if kind == CHANCE_REMOVAL:
+        setup.remove_unseen(state, card)
+        state.chance_kind = NO_CHANCE
+        start_game(state)
+        return True
+    return auctions.penalty_pick(state, card)
 
 
 def _resume_after_church(state: State) -> bool:

@@ -106,11 +106,25 @@ def new_state(
     strict_bids: bool = False,
     auction_order_placed: bool = False,
     deck: Sequence[int] | None = None,
+    explicit_chance: bool = False,
 ) -> State:
-    """A state at the first decision of the game's first gift turn (RULES §2, §3)."""
+    """A state dealt and ready for the first gift turn (RULES §2, §3).
+
+    With ``explicit_chance`` nothing is dealt yet: every card is in the draw pile, unordered, and
+    the removals are the game's first random events (:func:`removal_outcomes`, :func:`remove_unseen`);
+    each draw then takes the card its random event names. Otherwise the seeded generator deals
+    (:func:`deal`): the removed cards and the draw pile in order, whose top card each draw takes.
+    """
     num_players = check_num_players(num_players)
     first_player = check_seat(first_player, num_players, "first_player")
-    draw, removed = deal(num_players, rng) if deck is None else check_deck(deck, num_players)
+    if explicit_chance and deck is not None:
+        raise ValueError("deck fixes the draws, explicit chance leaves them to the caller: give one or the other")
+    draw: list[int]
+    removed: list[int]
+    if explicit_chance:
+        draw, removed = list(range(NUM_CARDS)), []
+    else:
+        draw, removed = deal(num_players, rng) if deck is None else check_deck(deck, num_players)
     state = State(
         num_players,
         rng,
@@ -118,7 +132,33 @@ def new_state(
         bluffs=bluffs,
         strict_bids=strict_bids,
         auction_order_placed=auction_order_placed,
+        explicit_chance=explicit_chance,
     )
     state.draw_pile = draw[::-1]  # top card last
     state.removed = removed
     return state
+
+
+def removals_left(state: State) -> int:
+    """Cards still to remove unseen before the first gift turn (none once dealt)."""
+    return REMOVED_COUNT[state.num_players] - len(state.removed)
+
+
+def removal_outcomes(state: State) -> list[int]:
+    """The cards the next removal may take, ascending, each as likely: a gold card of the value
+    whose removals are due (RULES §2.2: the gold cards first, value by value), then any card left."""
+    done = len(state.removed)
+    gold_removals = GOLD_REMOVED_PER_VALUE[state.num_players]
+    if done < gold_removals * len(GOLD_VALUES):
+        value = GOLD_VALUES[done // gold_removals]
+        removed = set(state.removed)
+        return [card for card in GOLD_IDS_BY_VALUE[value] if card not in removed]
+    return sorted(state.draw_pile)
+
+
+def remove_unseen(state: State, card: int) -> None:
+    """The random event of a removal: ``card`` leaves the draw pile unseen (RULES §2.2)."""
+    state.draw_pile.remove(card)
+    state.removed.append(card)
+    if not removals_left(state):
+        state.removed.sort()

@@ -16,8 +16,10 @@ from biblios_env.cards import DIE_START, NUM_CARDS, NUM_CATEGORIES
 from biblios_env.engine.flow import (
     CHANCE_AUCTION_ORDER,
     CHANCE_PENALTY,
+    DECISION_NONE,
     DECISION_PLACE,
     NO_CARD,
+    NO_CHANCE,
     NO_SEAT,
     PHASE_GIFT,
     RESUME_PLACING,
@@ -35,6 +37,8 @@ STATE_FIELDS: Final = (
     "bluffs",
     "strict_bids",
     "auction_order_placed",
+    "explicit_chance",
+    "chance_kind",
     # flow
     "phase",
     "decision",
@@ -105,6 +109,11 @@ class State:
     bluffs: bool
     strict_bids: bool
     auction_order_placed: bool
+    #: Random events wait for their outcome (``chance_kind``) instead of drawing it (OpenSpiel's
+    #: explicit chance); the usual games sample each outcome from the seeded generator.
+    explicit_chance: bool
+    #: The random event awaited (``flow.CHANCE_*``), ``NO_CHANCE`` at a player's decision.
+    chance_kind: int
     phase: int
     decision: int
     current_player: int
@@ -176,6 +185,7 @@ class State:
         bluffs: bool = False,
         strict_bids: bool = False,
         auction_order_placed: bool = False,
+        explicit_chance: bool = False,
     ) -> None:
         """An empty table before the deal: dice at 3, no card anywhere, ``first_player`` to place.
 
@@ -188,6 +198,8 @@ class State:
         self.bluffs = bluffs
         self.strict_bids = strict_bids
         self.auction_order_placed = auction_order_placed
+        self.explicit_chance = explicit_chance
+        self.chance_kind = NO_CHANCE
         self.phase = PHASE_GIFT
         self.decision = DECISION_PLACE
         self.current_player = first_player
@@ -236,6 +248,8 @@ class State:
         other.bluffs = self.bluffs
         other.strict_bids = self.strict_bids
         other.auction_order_placed = self.auction_order_placed
+        other.explicit_chance = self.explicit_chance
+        other.chance_kind = self.chance_kind
         other.phase = self.phase
         other.decision = self.decision
         other.current_player = self.current_player
@@ -321,6 +335,14 @@ class State:
 
 #: 2**-53: numpy's PCG64 makes a double in [0, 1) of the top 53 bits of its next 64-bit output.
 _DOUBLE_UNIT: Final = 1.0 / 9007199254740992.0
+
+
+def await_chance(state: State, kind: int) -> None:
+    """Stop at a random event of ``kind`` until its outcome is applied (explicit chance): nobody
+    is to act meanwhile, so every reader of the seat to act sees no seat."""
+    state.chance_kind = kind
+    state.decision = DECISION_NONE
+    state.current_player = NO_SEAT
 
 
 def uniform_index(rng: np.random.Generator, size: int) -> int:
@@ -409,6 +431,7 @@ __all__ = [
     "Resume",
     "State",
     "add_card",
+    "await_chance",
     "discard_face_down",
     "discard_face_up",
     "enter_hand_publicly",

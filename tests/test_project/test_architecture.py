@@ -52,8 +52,9 @@ LAYERS: Final[tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]] = (
             "biblios_env.pettingzoo_env",
             "biblios_env.gym_env",
             "biblios_env.playthrough",
+            "biblios_env.openspiel",
         ),
-        ("numpy", "gymnasium", "pettingzoo"),
+        ("numpy", "gymnasium", "pettingzoo", "pyspiel"),
     ),
     (
         "agents",
@@ -81,6 +82,8 @@ LAYERS: Final[tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]] = (
             "tensordict",
             "tianshou",
             "supersuit",
+            "pyspiel",
+            "open_spiel",
         ),
     ),
 )

@@ -1,0 +1,227 @@
+"""Biblios as an OpenSpiel game: ``import biblios_env.openspiel`` registers ``python_biblios``.
+
+    import pyspiel
+    import biblios_env.openspiel  # noqa: F401  (registers the game)
+
+    game = pyspiel.load_game("python_biblios", {"players": 3, "penalty": "bluffs"})
+    state = game.new_initial_state()   # a chance node: the first card removed unseen
+
+The game is the engine's, stepped with explicit chance (:class:`~biblios_env.engine.Game` with
+``explicit_chance=True``): every random event — each card removed unseen at setup, each draw,
+each auction's card, each card a penalty takes — is a chance node whose outcomes are card ids,
+all equally likely. Player actions are the engine's action ids, and every decision is asked,
+those with one legal action included. Parameters: ``players`` (2-4), ``penalty``
+(``"standard"`` or ``"bluffs"``), ``strict_bids`` and ``reward`` (``"win"``, zero-sum, or
+``"vp"``, general-sum); the facts (number of actions, longest game, utilities) come from
+:mod:`biblios_env.engine.facts`.
+
+Observers (:meth:`BibliosGame.make_py_observer`) are built from what the PettingZoo env shows:
+
+* the **observation** of a seat is the PettingZoo observation (tensor, with the same pieces and
+  names as ``biblios_env.observations.PIECES``) and the table as the seat sees it (string);
+* the **information state** (``perfect_recall=True``) adds to the string every past event as
+  the seat saw it (the seat's own draws, the public moves, the cards a penalty showed it), so
+  two histories the seat cannot tell apart give the same string. Its tensor is the observation
+  tensor, which holds the current knowledge but not the order of past events.
+
+Both are computed from the seat's view alone (:mod:`biblios_env.engine.visibility`).
+:meth:`BibliosState.resample_from_infostate` draws a state the seat cannot tell from this one
+with the project's determinization sampler, so OpenSpiel's IS-MCTS bot can play Biblios.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import numpy as np
+import pyspiel
+
+from biblios_env.actions import NUM_ACTIONS, describe
+from biblios_env.cards import NUM_CARDS, card_name
+from biblios_env.engine import Game, player_view, sample_state
+from biblios_env.engine.config import PENALTIES, GameConfig
+from biblios_env.engine.facts import REWARD_BOUNDS, ZERO_SUM, game_info
+from biblios_env.engine.flow import CHANCE_DRAW, CHANCE_KINDS, CHANCE_PENALTY_PICK, CHANCE_REVEAL
+from biblios_env.engine.scoring import REWARDS, rewards
+from biblios_env.engine.setup import PLAYER_COUNTS
+from biblios_env.engine.visibility import payment_face_up, penalty_card_seen, placement_face_up
+from biblios_env.observations import OBSERVATION_SIZE, SLICES, encode_state
+from biblios_env.text import table_text
+
+SHORT_NAME: Final = "python_biblios"
+#: The game's parameters and their defaults.
+PARAMETERS: Final[dict[str, Any]] = {"players": 2, "penalty": "standard", "strict_bids": False, "reward": "win"}
+#: What a seat that sees nothing private is told (the other seats' tokens in a resampled state).
+PUBLIC: Final = -1
+
+
+def _game_type(utility: pyspiel.GameType.Utility) -> pyspiel.GameType:
+    return pyspiel.GameType(
+        short_name=SHORT_NAME,
+        long_name="Python Biblios",
+        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+        chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+        information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+        utility=utility,
+        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+        max_num_players=max(PLAYER_COUNTS),
+        min_num_players=min(PLAYER_COUNTS),
+        provides_information_state_string=True,
+        provides_information_state_tensor=True,
+        provides_observation_string=True,
+        provides_observation_tensor=True,
+        parameter_specification=PARAMETERS,
+    )
+
+
+class BibliosGame(pyspiel.Game):
+    """``python_biblios``: checks its parameters (a bad one is a ValueError naming it)."""
+
+    def __init__(self, params: dict[str, Any] | None = None) -> None:
+        options = {**PARAMETERS, **(params or {})}
+        unknown = sorted(set(options) - set(PARAMETERS))
+        if unknown:
+            raise ValueError(f"unknown python_biblios parameter(s) {unknown}; the parameters are {list(PARAMETERS)}")
+        if options["reward"] not in REWARDS:
+            raise ValueError(f"reward must be one of {', '.join(map(repr, REWARDS))}, got {options['reward']!r}")
+        #: The engine's options for every game dealt (checked now).
+        self.config = GameConfig(options["players"], options["penalty"], options["strict_bids"])
+        self.reward = str(options["reward"])
+        facts = game_info(self.config.num_players)
+        low, high = REWARD_BOUNDS[self.reward]
+        zero_sum = ZERO_SUM[self.reward]
+        utility = pyspiel.GameType.Utility.ZERO_SUM if zero_sum else pyspiel.GameType.Utility.GENERAL_SUM
+        info = pyspiel.GameInfo(
+            num_distinct_actions=NUM_ACTIONS,
+            max_chance_outcomes=NUM_CARDS,
+            num_players=facts.num_players,
+            min_utility=low,
+            max_utility=high,
+            utility_sum=0.0 if zero_sum else None,
+            max_game_length=facts.max_game_length,
+        )
+        super().__init__(_game_type(utility), info, options)
+
+    def new_initial_state(self) -> BibliosState:
+        return BibliosState(self)
+
+    def make_py_observer(
+        self, iig_obs_type: pyspiel.IIGObservationType | None = None, params: dict[str, Any] | None = None
+    ) -> BibliosObserver:
+        if params:
+            raise ValueError(f"python_biblios observers take no parameters, got {params}")
+        perfect_recall = iig_obs_type is not None and iig_obs_type.perfect_recall
+        return BibliosObserver(perfect_recall)
+
+
+class BibliosState(pyspiel.State):
+    """A position of the engine's game, with each seat's record of the events it saw."""
+
+    def __init__(self, game: BibliosGame, engine_game: Game | None = None) -> None:
+        super().__init__(game)
+        self._reward = game.reward
+        self.game_ = engine_game or Game.from_config(game.config, seed=0, auto_forced=False, explicit_chance=True)
+        seats = range(game.config.num_players)
+        #: Per seat (and :data:`PUBLIC`), every past event as that seat saw it.
+        self.seen: dict[int, list[str]] = {seat: [] for seat in [*seats, PUBLIC]}
+
+    # ------------------------------------------------------------------ the OpenSpiel API
+    def current_player(self) -> int:
+        if self.game_.is_over:
+            return pyspiel.PlayerId.TERMINAL
+        if self.game_.is_chance_node:
+            return pyspiel.PlayerId.CHANCE
+        return self.game_.current_player
+
+    def _legal_actions(self, player: int) -> list[int]:
+        return self.game_.legal_actions()
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        return self.game_.chance_outcomes()
+
+    def _apply_action(self, action: int) -> None:
+        events = {seat: event_seen(self.game_, action, seat) for seat in self.seen}
+        self.game_.apply(action)  # raises IllegalActionError before anything is recorded
+        for seat, event in events.items():
+            self.seen[seat].append(event)
+
+    def _action_to_string(self, player: int, action: int) -> str:
+        if player == pyspiel.PlayerId.CHANCE:
+            return f"chance: {card_name(action)} [#{action}]"
+        return describe(action)
+
+    def is_terminal(self) -> bool:
+        return self.game_.is_over
+
+    def returns(self) -> list[float]:
+        state = self.game_.state
+        if not self.game_.is_over:
+            return [0.0] * state.num_players
+        return rewards(self._reward, state.vp, state.winners)
+
+    def __str__(self) -> str:
+        return "\n".join(table_text(player_view(self.game_.state, seat)) for seat in range(self.game_.num_players))
+
+    def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> BibliosState:
+        """A state ``player_id`` cannot tell from this one: its hidden cards drawn by the
+        determinization sampler (seeded from ``probability_sampler``), the seat's record of past
+        events kept, the other seats' records reduced to what the whole table saw."""
+        seed = int(probability_sampler() * 2**53)
+        sampled = sample_state(player_view(self.game_.state, player_id), np.random.default_rng(seed))
+        sampled.explicit_chance = True  # what is left to draw stays a random event
+        state = BibliosState(self.get_game(), Game.from_state(sampled, seed, auto_forced=False))
+        state.seen = {seat: events[:] for seat, events in self.seen.items() if seat in (player_id, PUBLIC)}
+        for seat in range(self.game_.num_players):
+            state.seen.setdefault(seat, self.seen[PUBLIC][:])
+        return state
+
+
+def event_seen(game: Game, action: int, seat: int) -> str:
+    """How ``seat`` sees ``action`` about to be applied to ``game`` (``PUBLIC``: what everyone sees)."""
+    state = game.state
+    if game.is_chance_node:
+        kind = state.chance_kind
+        if kind == CHANCE_REVEAL:
+            return f"revealed {action}"
+        if kind == CHANCE_DRAW:
+            return f"drew {action if seat == state.active_player else '?'}"
+        if kind == CHANCE_PENALTY_PICK:
+            giver = state.high_bidder
+            receiver = (giver + len(state.chance[-1][1]) + 1) % state.num_players
+            seen = seat == giver if state.bluffs else penalty_card_seen(seat, giver, receiver)
+            return f"penalty card {action if seen else '?'}"
+        return CHANCE_KINDS[kind]  # a removal: nobody sees it
+    actor = state.current_player
+    if actor == seat:
+        return f"p{actor} {action}"
+    if action < 3:  # a placement: the slot is public, the card only if it lands face up
+        shown = state.drawn_card if placement_face_up(action, state.drawn_card) else "?"
+        return f"p{actor} placed {shown} in slot {action}"
+    if state.decision == 4 and not payment_face_up(state.auction_card):  # a face-down payment card
+        return f"p{actor} paid"
+    return f"p{actor} {action}"
+
+
+class BibliosObserver:
+    """OpenSpiel's observer for Biblios: the PettingZoo observation as the tensor (``dict`` holds
+    its named pieces), the seat's table as the string, and with ``perfect_recall`` the seat's
+    record of past events too (see the module doc)."""
+
+    def __init__(self, perfect_recall: bool) -> None:
+        self.perfect_recall = perfect_recall
+        self.tensor = np.zeros(OBSERVATION_SIZE, np.float32)
+        self.dict = {name: self.tensor[where] for name, where in SLICES.items()}
+
+    def set_from(self, state: BibliosState, player: int) -> None:
+        self.tensor[:] = encode_state(state.game_.state, player)
+
+    def string_from(self, state: BibliosState, player: int) -> str:
+        text = table_text(player_view(state.game_.state, player))
+        if self.perfect_recall:
+            text += "\nseen: " + " | ".join(state.seen[player])
+        return text
+
+
+pyspiel.register_game(_game_type(pyspiel.GameType.Utility.ZERO_SUM), BibliosGame)
+
+__all__ = ["PARAMETERS", "PENALTIES", "SHORT_NAME", "BibliosGame", "BibliosObserver", "BibliosState"]
