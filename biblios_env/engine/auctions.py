@@ -35,6 +35,7 @@ from biblios_env.engine.state import (
     move_card,
     pop_card,
     remove_card,
+    take_outcome,
     uniform_index,
 )
 from biblios_env.engine.visibility import payment_face_up, record_penalty_move
@@ -72,12 +73,7 @@ def reveal(state: State, card: int) -> bool:
     """The random event of an auction: ``card`` leaves the auction pile face up and the bidding
     opens (RULES §5). A shuffled pile gives its top card; with explicit chance the event names any
     card of the pile."""
-    pile = state.auction_pile
-    if pile[-1] == card:
-        pile.pop()
-    else:
-        pile.remove(card)
-    state.chance_kind = NO_CHANCE
+    take_outcome(state, state.auction_pile, card)
     state.auction_card = card
     for contributions, row in zip(state.auction_contributions, state.contribution_rows):
         if row[card]:

@@ -17,11 +17,18 @@ from biblios_env.engine.flow import (
     CHANCE_DRAW,
     DECISION_PLACE,
     DECISION_TAKE,
-    NO_CHANCE,
     RESUME_PLACING,
     RESUME_TAKING,
 )
-from biblios_env.engine.state import NO_CARD, State, add_card, await_chance, enter_hand_publicly, remove_card
+from biblios_env.engine.state import (
+    NO_CARD,
+    State,
+    add_card,
+    await_chance,
+    enter_hand_publicly,
+    remove_card,
+    take_outcome,
+)
 
 
 def start_turn(state: State, active: int) -> None:
@@ -42,12 +49,7 @@ def _draw(state: State) -> None:
 def draw(state: State, card: int) -> None:
     """The random event of a draw: the active player draws ``card`` and is to place it (RULES §3).
     A dealt pile gives its top card; with explicit chance the event names any card of the pile."""
-    pile = state.draw_pile
-    if pile[-1] == card:
-        pile.pop()
-    else:
-        pile.remove(card)
-    state.chance_kind = NO_CHANCE
+    take_outcome(state, state.draw_pile, card)
     state.drawn_card = card
     state.decision = DECISION_PLACE
     state.current_player = state.active_player

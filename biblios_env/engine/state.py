@@ -345,6 +345,16 @@ def await_chance(state: State, kind: int) -> None:
     state.current_player = NO_SEAT
 
 
+def take_outcome(state: State, pile: list[int], card: int) -> None:
+    """``card``, the outcome of a random event, leaves ``pile`` (top card last): a dealt or
+    shuffled pile gives its top card, an explicit-chance one any card it holds."""
+    if pile[-1] == card:
+        pile.pop()
+    else:
+        pile.remove(card)
+    state.chance_kind = NO_CHANCE
+
+
 def uniform_index(rng: np.random.Generator, size: int) -> int:
     """A uniform index below ``size``: ``int(rng.random() * size)``, the engine's random picks.
 
@@ -439,5 +449,6 @@ __all__ = [
     "move_card",
     "pop_card",
     "remove_card",
+    "take_outcome",
     "uniform_index",
 ]
