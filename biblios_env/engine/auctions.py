@@ -271,44 +271,63 @@ def refuse(state: State) -> bool:
         add_card(hand, hand_row, card)
     state.payment = []
     state.payment_value = 0
-    state.chance.append((CHANCE_PENALTY, []))  # the cards it loses, as they are picked
-    return _next_penalty_pick(state)
+    moved: list[int] = []  # the cards it loses, as they are picked
+    state.chance.append((CHANCE_PENALTY, moved))
+    if state.explicit_chance:
+        return _next_penalty_pick(state)
+    rng = state.rng
+    for _ in range(penalty_size(state)):
+        if not hand:
+            break
+        _lose_card(state, seat, uniform_index(rng, len(hand)), moved)  # a uniform pick, cheaper than integers()
+    return _end_penalty(state, seat, moved)
+
+
+def penalty_size(state: State) -> int:
+    """The cards a penalty takes from a hand that has them: one for each other seat, or with
+    "medieval bluffs" one card discarded blind (RULES §5)."""
+    return 1 if state.bluffs else state.num_players - 1
 
 
 def _next_penalty_pick(state: State) -> bool:
-    """The defaulter (still the high bidder) loses a random card while the penalty takes more
-    and its hand has one: to each other seat in turn from its left, or with "medieval bluffs"
-    one card discarded blind. Then it is excluded from this card's bidding, which reopens."""
+    """With explicit chance: await the next card the defaulter (still the high bidder) loses, or
+    end the penalty once it has lost them all or has none left."""
     seat = state.high_bidder
-    hand = state.hands[seat]
-    picked = len(state.chance[-1][1])
-    if hand and picked < (1 if state.bluffs else state.num_players - 1):
-        if state.explicit_chance:
-            await_chance(state, CHANCE_PENALTY_PICK)
-            return True
-        return penalty_pick(state, hand[uniform_index(state.rng, len(hand))])
-    if picked:
-        state.public_at_last_loss[seat] = tuple(state.public_hands[seat])
-    state.excluded[seat] = True
-    return open_bidding(state)
+    moved = state.chance[-1][1]
+    if state.hands[seat] and len(moved) < penalty_size(state):
+        await_chance(state, CHANCE_PENALTY_PICK)
+        return True
+    return _end_penalty(state, seat, moved)
 
 
 def penalty_pick(state: State, card: int) -> bool:
-    """The random event of a penalty: ``card``, picked blindly from the defaulter's hand, goes to
-    the next seat to the left that has not had one, or to the discard face down with "medieval
-    bluffs" (RULES §5; who saw it: :func:`~biblios_env.engine.visibility.record_penalty_move`)."""
+    """The random event of a penalty with explicit chance: the defaulter loses ``card``."""
     state.chance_kind = NO_CHANCE
     seat = state.high_bidder
+    _lose_card(state, seat, state.hands[seat].index(card), state.chance[-1][1])
+    return _next_penalty_pick(state)
+
+
+def _lose_card(state: State, seat: int, index: int, moved: list[int]) -> None:
+    """The card at ``index`` of the defaulter's hand, picked blindly, goes to the next seat to the
+    left that has not had one, or with "medieval bluffs" to the discard face down (RULES §5; who
+    saw it: :func:`~biblios_env.engine.visibility.record_penalty_move`)."""
     hand = state.hands[seat]
-    moved = state.chance[-1][1]
-    index = hand.index(card)
     if state.bluffs:
-        pop_card(hand, state.hand_rows[seat], index)
+        card = pop_card(hand, state.hand_rows[seat], index)
         discard_face_down(state, seat, (card,))
     else:
         receiver = (seat + len(moved) + 1) % state.num_players
-        move_card(hand, state.hand_rows[seat], index, state.hands[receiver], state.hand_rows[receiver])
+        card = move_card(hand, state.hand_rows[seat], index, state.hands[receiver], state.hand_rows[receiver])
         state.penalty_moves.append((seat, receiver, card))
         record_penalty_move(state, seat, receiver, card)
     moved.append(card)
-    return _next_penalty_pick(state)
+
+
+def _end_penalty(state: State, seat: int, moved: list[int]) -> bool:
+    """The defaulter is excluded from this card's bidding, which reopens; a seat that lost cards
+    unseen keeps a record of what the table knew of its hand then (RULES §7)."""
+    if moved:
+        state.public_at_last_loss[seat] = tuple(state.public_hands[seat])
+    state.excluded[seat] = True
+    return open_bidding(state)
