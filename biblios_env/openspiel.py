@@ -36,12 +36,12 @@ from typing import Any, Final
 import numpy as np
 import pyspiel
 
-from biblios_env.actions import NUM_ACTIONS, describe
+from biblios_env.actions import NUM_ACTIONS, TAKE_BASE, describe
 from biblios_env.cards import NUM_CARDS, card_name
 from biblios_env.engine import Game, player_view, sample_state
-from biblios_env.engine.config import PENALTIES, GameConfig
+from biblios_env.engine.config import GameConfig
 from biblios_env.engine.facts import REWARD_BOUNDS, ZERO_SUM, game_info
-from biblios_env.engine.flow import CHANCE_DRAW, CHANCE_KINDS, CHANCE_PENALTY_PICK, CHANCE_REVEAL
+from biblios_env.engine.flow import CHANCE_DRAW, CHANCE_KINDS, CHANCE_PENALTY_PICK, CHANCE_REVEAL, DECISION_PAY
 from biblios_env.engine.scoring import REWARDS, rewards
 from biblios_env.engine.setup import PLAYER_COUNTS
 from biblios_env.engine.visibility import payment_face_up, penalty_card_seen, placement_face_up
@@ -194,10 +194,10 @@ def event_seen(game: Game, action: int, seat: int) -> str:
     actor = state.current_player
     if actor == seat:
         return f"p{actor} {action}"
-    if action < 3:  # a placement: the slot is public, the card only if it lands face up
+    if action < TAKE_BASE:  # a placement: the slot is public, the card only if it lands face up
         shown = state.drawn_card if placement_face_up(action, state.drawn_card) else "?"
         return f"p{actor} placed {shown} in slot {action}"
-    if state.decision == 4 and not payment_face_up(state.auction_card):  # a face-down payment card
+    if state.decision == DECISION_PAY and not payment_face_up(state.auction_card):  # a face-down payment card
         return f"p{actor} paid"
     return f"p{actor} {action}"
 
@@ -224,4 +224,4 @@ class BibliosObserver:
 
 pyspiel.register_game(_game_type(pyspiel.GameType.Utility.ZERO_SUM), BibliosGame)
 
-__all__ = ["PARAMETERS", "PENALTIES", "SHORT_NAME", "BibliosGame", "BibliosObserver", "BibliosState"]
+__all__ = ["PARAMETERS", "SHORT_NAME", "BibliosGame", "BibliosObserver", "BibliosState"]
