@@ -43,12 +43,12 @@ from biblios_env.cards import (
     CARDS_PER_CATEGORY,
     CATEGORY_IDS,
     IS_GOLD,
-    NUM_CARDS,
     NUM_CATEGORIES,
     gold_value,
 )
 from biblios_env.engine import church
 from biblios_env.engine.scoring import NO_LETTER, category_totals
+from biblios_env.engine.setup import setup_rules
 from biblios_env.engine.views import PlayerView
 
 #: Total card value per category (Monks and Pigments 25 over 9 cards, the others 11; RULES §1).
@@ -240,7 +240,7 @@ class Assessment(RaceModel):
         self.gold = gold_value(hand)
 
         seen, opponent_known = _cards_seen(view, hand)
-        self.unseen = [card for card in range(NUM_CARDS) if card not in seen]
+        self.unseen = [card for card in setup_rules(view.preset, n).cards if card not in seen]
         per_unseen, self.future = _unseen_and_future_values(view, self.unseen)
         hidden_slots = [max(0, view.hand_sizes[o] - len(opponent_known[o - 1])) for o in range(1, n)]
         self._estimate_opponents(opponent_known, hidden_slots, per_unseen)

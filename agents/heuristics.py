@@ -40,7 +40,7 @@ from biblios_env.engine.flow import (
     DECISION_TAKE,
     PHASE_AUCTION,
 )
-from biblios_env.engine.setup import GIFT_TURNS
+from biblios_env.engine.setup import setup_rules
 from biblios_env.engine.views import PlayerView
 
 
@@ -416,7 +416,7 @@ class HoarderAgent(HeuristicAgent):
 
     def auction_coin_value(self, view: PlayerView, assessment: Assessment) -> float:
         base = super().auction_coin_value(view, assessment)
-        total = GIFT_TURNS[view.num_players]  # also the number of cards auctioned
+        total = setup_rules(view.preset, view.num_players).gift_turns  # also the number of cards auctioned
         progress = 1.0 - min(1.0, view.auction_pile_size / max(total - 1, 1))
         return base * (self.patience + (1.0 - self.patience) * progress)
 

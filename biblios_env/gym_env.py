@@ -212,7 +212,7 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         learner_seat: the learner's seat, or ``None`` to draw it per episode.
         render_mode: ``None``, ``"ansi"`` or ``"human"``.
         render_view: ``None`` / ``"learner"`` (the learner's seat's table) or ``"table"`` (every hand).
-        penalty, strict_bids, reward, expose_forced: the PettingZoo env's options.
+        penalty, strict_bids, reward, expose_forced, preset: the PettingZoo env's options.
         illegal_action: ``"raise"`` (default) or ``"forfeit"`` (for the environment checkers).
         forfeit_reward: the reward of a forfeited episode.
     """
@@ -231,6 +231,7 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         strict_bids: bool = False,
         reward: str = "win",
         expose_forced: bool = False,
+        preset: str = "standard",
         illegal_action: str = RAISE,
         forfeit_reward: float = FORFEIT_REWARD,
     ) -> None:
@@ -251,7 +252,14 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.forfeit_reward = check_forfeit_reward(forfeit_reward)
         #: One PettingZoo env per player count (validates the options now).
         self.envs: dict[int, raw_env] = {
-            count: raw_env(count, penalty=penalty, strict_bids=strict_bids, reward=reward, expose_forced=expose_forced)
+            count: raw_env(
+                count,
+                penalty=penalty,
+                strict_bids=strict_bids,
+                reward=reward,
+                expose_forced=expose_forced,
+                preset=preset,
+            )
             for count in self.player_counts
         }
         first = self.envs[self.player_counts[0]]

@@ -50,7 +50,13 @@ from biblios_env.text import table_text
 
 SHORT_NAME: Final = "python_biblios"
 #: The game's parameters and their defaults.
-PARAMETERS: Final[dict[str, Any]] = {"players": 2, "penalty": "standard", "strict_bids": False, "reward": "win"}
+PARAMETERS: Final[dict[str, Any]] = {
+    "players": 2,
+    "penalty": "standard",
+    "strict_bids": False,
+    "reward": "win",
+    "preset": "standard",
+}
 #: What a seat that sees nothing private is told (the other seats' tokens in a resampled state).
 PUBLIC: Final = -1
 
@@ -85,9 +91,14 @@ class BibliosGame(pyspiel.Game):
         if options["reward"] not in REWARDS:
             raise ValueError(f"reward must be one of {', '.join(map(repr, REWARDS))}, got {options['reward']!r}")
         #: The engine's options for every game dealt (checked now).
-        self.config = GameConfig(options["players"], options["penalty"], options["strict_bids"])
+        self.config = GameConfig(
+            options["players"], options["penalty"], options["strict_bids"], preset=options["preset"]
+        )
         self.reward = str(options["reward"])
-        facts = game_info(self.config.num_players)
+        #: The position before the first random event, cloned for every new state: OpenSpiel
+        #: makes a new initial state at every clone, so dealing one afresh would dominate.
+        self.start = Game.from_config(self.config, seed=0, auto_forced=False, explicit_chance=True)
+        facts = game_info(self.config.num_players, self.config.preset)
         low, high = REWARD_BOUNDS[self.reward]
         zero_sum = ZERO_SUM[self.reward]
         utility = pyspiel.GameType.Utility.ZERO_SUM if zero_sum else pyspiel.GameType.Utility.GENERAL_SUM
@@ -114,16 +125,24 @@ class BibliosGame(pyspiel.Game):
         return BibliosObserver(perfect_recall)
 
 
+class SeenEvents(dict[int, list[str]]):
+    """Per seat (and :data:`PUBLIC`), every past event as that seat saw it. OpenSpiel clones a
+    state by deep-copying its attributes at every node its algorithms visit: copying the lists
+    of strings directly costs a fraction of a generic deep copy."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SeenEvents:
+        return SeenEvents({seat: events[:] for seat, events in self.items()})
+
+
 class BibliosState(pyspiel.State):
     """A position of the engine's game, with each seat's record of the events it saw."""
 
     def __init__(self, game: BibliosGame, engine_game: Game | None = None) -> None:
         super().__init__(game)
         self._reward = game.reward
-        self.game_ = engine_game or Game.from_config(game.config, seed=0, auto_forced=False, explicit_chance=True)
+        self.game_ = engine_game or game.start.clone()
         seats = range(game.config.num_players)
-        #: Per seat (and :data:`PUBLIC`), every past event as that seat saw it.
-        self.seen: dict[int, list[str]] = {seat: [] for seat in [*seats, PUBLIC]}
+        self.seen = SeenEvents({seat: [] for seat in [*seats, PUBLIC]})
 
     # ------------------------------------------------------------------ the OpenSpiel API
     def current_player(self) -> int:
@@ -170,7 +189,7 @@ class BibliosState(pyspiel.State):
         sampled = sample_state(player_view(self.game_.state, player_id), np.random.default_rng(seed))
         sampled.explicit_chance = True  # what is left to draw stays a random event
         state = BibliosState(self.get_game(), Game.from_state(sampled, seed, auto_forced=False))
-        state.seen = {seat: events[:] for seat, events in self.seen.items() if seat in (player_id, PUBLIC)}
+        state.seen = SeenEvents({seat: events[:] for seat, events in self.seen.items() if seat in (player_id, PUBLIC)})
         for seat in range(self.game_.num_players):
             state.seen.setdefault(seat, self.seen[PUBLIC][:])
         return state

@@ -220,6 +220,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         strict_bids: bool = False,
         reward: str = "win",
         first_player: int = 0,
+        preset: str = "standard",
         expose_forced: bool = False,
         render_view: int | str | None = None,
         illegal_action: str = RAISE,
@@ -240,7 +241,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.reward_mode = reward
         #: The options of every game this env deals (checked now, not at the first reset); the
         #: ``auction_order`` and ``first_player`` reset options replace theirs for one reset.
-        self.game_config = GameConfig(self.num_players, penalty, strict_bids, first_player)
+        self.game_config = GameConfig(self.num_players, penalty, strict_bids, first_player, preset=preset)
         self.auto_forced = not expose_forced
         self.possible_agents = [f"player_{seat}" for seat in range(self.num_players)]
         self._seat = {agent: seat for seat, agent in enumerate(self.possible_agents)}

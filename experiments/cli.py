@@ -28,6 +28,7 @@ from experiments.parallel import BACKENDS, LOCAL
 #: The console scripts of ``pyproject.toml`` ([project.scripts]), by the module whose ``main`` they run.
 CONSOLE_SCRIPTS: Final = {
     "experiments.play": "biblios-play",
+    "experiments.replay": "biblios-replay",
     "experiments.tournament": "biblios-tournament",
     "experiments.train_network": "biblios-train",
 }

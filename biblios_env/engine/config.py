@@ -20,7 +20,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from biblios_env.engine.setup import check_num_players, check_seat
+from biblios_env.engine.flow import PRESETS, STANDARD_PRESET
+from biblios_env.engine.setup import check_num_players, check_seat, setup_rules
 from biblios_env.engine.state import State
 
 STANDARD: Final = "standard"
@@ -68,6 +69,9 @@ class GameConfig:
         first_player: the seat that starts the gift phase and the auction phase.
         auction_order: ``"shuffle"`` (the rules) or ``"placed"`` (auction cards in the order
             they were put on the pile, to reproduce rulebook scenarios).
+        preset: the cards dealt: ``"standard"`` (the rules' 87) or ``"mini"`` (five cards, one
+            gift turn, one auction, two players: small enough for exact methods; see
+            :data:`~biblios_env.engine.setup.MINI_CARDS`).
     """
 
     num_players: int = 2
@@ -75,15 +79,19 @@ class GameConfig:
     strict_bids: bool = False
     first_player: int = 0
     auction_order: str = SHUFFLED_ORDER
+    preset: str = STANDARD_PRESET
 
     def __post_init__(self) -> None:
         players = check_num_players(self.num_players)
+        preset = check_choice("preset", self.preset, PRESETS)
+        setup_rules(preset, players)  # a preset may not exist for every player count
         checked = {
             "num_players": players,
             "penalty": check_choice("penalty", self.penalty, PENALTIES),
             "strict_bids": check_bool("strict_bids", self.strict_bids),
             "first_player": check_seat(self.first_player, players, "first_player"),
             "auction_order": check_choice("auction_order", self.auction_order, AUCTION_ORDERS),
+            "preset": preset,
         }
         for name, value in checked.items():  # a frozen dataclass sets its checked values this way
             object.__setattr__(self, name, value)
@@ -118,6 +126,7 @@ class GameConfig:
             strict_bids=state.strict_bids,
             first_player=state.first_player,
             auction_order=PLACED_ORDER if state.auction_order_placed else SHUFFLED_ORDER,
+            preset=state.preset,
         )
 
     @staticmethod

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from biblios_env.actions import MAX_BID, NUM_ACTIONS
-from biblios_env.cards import CARD_CHURCH, CHURCH_IDS, DIE_MAX, DIE_START, NUM_CATEGORIES, ChurchEffect
+from biblios_env.cards import CARD_CHURCH, CHURCH_IDS, DIE_MAX, DIE_START, IS_CHURCH, NUM_CATEGORIES, ChurchEffect
 from biblios_env.engine.scoring import REWARDS
-from biblios_env.engine.setup import DECK_SIZE, GIFT_TURNS, PLAYER_COUNTS, check_num_players
+from biblios_env.engine.setup import PLAYER_COUNTS, STANDARD_PRESET, SetupRules, check_num_players, setup_rules
 
 #: How far each church effect can raise the dice in total (RULES §4).
 _RAISE: Final[dict[int, int]] = {
@@ -42,7 +42,7 @@ REWARD_BOUNDS: Final[dict[str, tuple[float, float]]] = {
 ZERO_SUM: Final[dict[str, bool]] = {"win": True, "vp": False}
 
 
-def _max_game_length(num_players: int) -> int:
+def _max_game_length(setup: SetupRules) -> int:
     """An upper bound on the actions of one game, forced ones included (``len(Game.history)``).
 
     Gift phase: every card of the draw pile is placed once, every gift turn has N-1 takes, and
@@ -52,13 +52,15 @@ def _max_game_length(num_players: int) -> int:
     at most MAX_BID bids (they strictly rise within 1..MAX_BID), N passes, MAX_BID payment cards
     picked and one REFUSE.
     """
-    gift_phase = DECK_SIZE[num_players] + GIFT_TURNS[num_players] * (num_players - 1) + len(CHURCH_IDS)
+    num_players = setup.num_players
+    churches = sum(1 for card in setup.cards if IS_CHURCH[card])
+    gift_phase = setup.deck_size + setup.gift_turns * (num_players - 1) + churches
     round_length = MAX_BID + num_players + MAX_BID + 1
-    return gift_phase + GIFT_TURNS[num_players] * num_players * round_length
+    return gift_phase + setup.gift_turns * num_players * round_length
 
 
-#: Per player count: an upper bound on the actions of one game (see :func:`_max_game_length`).
-MAX_GAME_LENGTH: Final = {n: _max_game_length(n) for n in PLAYER_COUNTS}
+#: Per player count: an upper bound on the actions of one standard game (see :func:`_max_game_length`).
+MAX_GAME_LENGTH: Final = {n: _max_game_length(setup_rules(STANDARD_PRESET, n)) for n in PLAYER_COUNTS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,15 +77,15 @@ class GameInfo:
     zero_sum: dict[str, bool]
 
 
-def game_info(num_players: int) -> GameInfo:
-    """The declared facts of a game of ``num_players`` (2, 3 or 4)."""
-    num_players = check_num_players(num_players)
+def game_info(num_players: int, preset: str = STANDARD_PRESET) -> GameInfo:
+    """The declared facts of a game of ``num_players`` (2, 3 or 4) dealt from ``preset``."""
+    setup = setup_rules(preset, check_num_players(num_players))
     return GameInfo(
-        num_players=num_players,
+        num_players=setup.num_players,
         num_distinct_actions=NUM_ACTIONS,
-        deck_size=DECK_SIZE[num_players],
-        gift_turns=GIFT_TURNS[num_players],
-        max_game_length=MAX_GAME_LENGTH[num_players],
+        deck_size=setup.deck_size,
+        gift_turns=setup.gift_turns,
+        max_game_length=_max_game_length(setup),
         max_victory_points=MAX_VICTORY_POINTS,
         reward_bounds={reward: REWARD_BOUNDS[reward] for reward in REWARDS},
         zero_sum={reward: ZERO_SUM[reward] for reward in REWARDS},

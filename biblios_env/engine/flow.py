@@ -1,6 +1,7 @@
 """The names of a game's flow, shared by every engine module: the phases, the decisions a seat
 is asked to make, where play resumes after a church card, the "no card" and "no seat"
-markers and the names of the chance events a game records."""
+markers, the names of the chance events a game records and of the card sets a game is dealt
+from."""
 
 from __future__ import annotations
 
@@ -71,3 +72,10 @@ CHANCE_KINDS: Final = ("none", "removal", "draw", "reveal", "penalty pick")
 # Chance events recorded in ``State.chance`` (the game log's chance outcomes).
 CHANCE_AUCTION_ORDER: Final = "auction_order"
 CHANCE_PENALTY: Final = "penalty"
+
+#: The card sets a game can be dealt from (the game option ``preset``; their contents and counts
+#: are setup's, :data:`biblios_env.engine.setup.SETUP_RULES`): the game of the rules, and
+#: ``"mini"``, a two-player game so small that exact methods (CFR, exploitability) solve it.
+STANDARD_PRESET: Final = "standard"
+MINI_PRESET: Final = "mini"
+PRESETS: Final = (STANDARD_PRESET, MINI_PRESET)

@@ -40,6 +40,8 @@ class Game:
         first_player: the seat that starts the gift phase and the auction phase.
         auction_order: ``"shuffle"`` (the rules) or ``"placed"`` (auction cards in the
             order they were put on the pile, to reproduce rulebook scenarios).
+        preset: ``"standard"`` (the rules' cards) or ``"mini"`` (a two-player game of five
+            cards for exact methods, :data:`~biblios_env.engine.setup.MINI_CARDS`).
         deck: the exact draw pile after removal, top first (see ``setup.check_deck``).
         auto_forced: apply decisions that have a single legal action automatically.
         explicit_chance: stop at every random event (the removals, each draw, each auction's
@@ -80,11 +82,12 @@ class Game:
         strict_bids: object = False,
         first_player: SupportsIndex = 0,
         auction_order: object = "shuffle",
+        preset: object = "standard",
         deck: Sequence[int] | None = None,
         auto_forced: object = True,
         explicit_chance: object = False,
     ) -> None:
-        config = GameConfig(num_players, penalty, strict_bids, first_player, auction_order)  # type: ignore[arg-type]
+        config = GameConfig(num_players, penalty, strict_bids, first_player, auction_order, preset)  # type: ignore[arg-type]
         self._start(config, seed, deck, auto_forced, explicit_chance)
 
     @classmethod
@@ -123,6 +126,7 @@ class Game:
             auction_order_placed=config.auction_order_placed,
             deck=deck,
             explicit_chance=check_bool("explicit_chance", explicit_chance),
+            preset=config.preset,
         )
         deck_as_dealt = () if state.explicit_chance else tuple(state.draw_pile[::-1])  # drawn as the game goes
         forced = check_bool("auto_forced", auto_forced)
@@ -271,9 +275,16 @@ class Game:
         )  # fmt: skip
         return other
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Game:
+        """``copy.deepcopy(game)`` is :meth:`clone`: the same independent copy, without walking
+        every field generically (OpenSpiel clones a Python game's state this way, at every node
+        its algorithms visit)."""
+        return self.clone()
+
     # ----------------------------------------------------------------- reporting
     def snapshot(self) -> dict[str, Any]:
-        """The full (omniscient) state as a JSON-ready dict; the card lists always hold all 87 ids."""
+        """The full (omniscient) state as a JSON-ready dict; the card lists always hold every card
+        the game was dealt from (all 87 in the standard game)."""
         state = self.state
         in_play = [state.drawn_card, state.kept_card, state.auction_card, state.church_card]
         in_play = [card for card in in_play if card != NO_CARD] + state.payment

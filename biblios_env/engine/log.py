@@ -13,8 +13,10 @@ A log also records :data:`ACTION_LAYOUT`, the fingerprint of the action table it
 refer to; a log written for another table is refused with a message naming both, before any
 action is replayed (``CHANGELOG.md``, the version rule).
 
-Version 3 added the action layout. Version 2 logs (without it) still replay: their digest
-checks them. Version 1 logs are refused (they have no digest, so they cannot be checked).
+Version 4 added the ``preset`` game option to the config; older logs, which have none, were
+dealt from the standard cards and replay as such. Version 3 added the action layout. Version 2
+logs (without it) still replay: their digest checks them. Version 1 logs are refused (they have
+no digest, so they cannot be checked).
 """
 
 from __future__ import annotations
@@ -32,9 +34,12 @@ from biblios_env.engine.game import Game, IllegalActionError
 from biblios_env.engine.state import State
 
 LOG_FORMAT: Final = "biblios-game-log"
-LOG_VERSION: Final = 3
+LOG_VERSION: Final = 4
 #: The versions :func:`replay` reads: 2 has no action layout (its digest still checks it).
-READABLE_VERSIONS: Final = (2, 3)
+READABLE_VERSIONS: Final = (2, 3, 4)
+#: Game options added to the config after version 2, with the version that added each: an older
+#: log has none of them, and its game had the option's default.
+_CONFIG_ADDED: Final = {"preset": 4}
 #: A log's config holds exactly the game options, each of its JSON type (the names and types are
 #: :class:`GameConfig`'s fields; GameConfig checks the values themselves).
 _CONFIG_TYPES: Final[dict[str, type]] = get_type_hints(GameConfig)
@@ -165,7 +170,7 @@ def replay(log: dict[str, Any], *, auto_forced: bool = True) -> Game:
     _check_header(log)
     if log["version"] >= 3:
         _check_action_layout(_require(log, "action_layout", str))
-    config = _check_config(_require(log, "config", dict))
+    config = _check_config(_require(log, "config", dict), log["version"])
     deck_given = _require(log, "deck_given", bool)
     seed = _require(log, "seed", int)
     if seed < 0:
@@ -245,15 +250,17 @@ def _check_action_layout(action_layout: str) -> None:
         )
 
 
-def _check_config(config: dict[str, Any]) -> dict[str, Any]:
-    """Exactly the config keys, each of its JSON type (GameConfig checks the values themselves)."""
-    unknown = sorted(map(_show, set(config) - set(_CONFIG_TYPES)))
-    missing = [key for key in _CONFIG_TYPES if key not in config]
+def _check_config(config: dict[str, Any], version: int) -> dict[str, Any]:
+    """Exactly the config keys of the log's version, each of its JSON type (GameConfig checks the
+    values themselves)."""
+    expected = {key: kind for key, kind in _CONFIG_TYPES.items() if _CONFIG_ADDED.get(key, 0) <= version}
+    unknown = sorted(map(_show, set(config) - set(expected)))
+    missing = [key for key in expected if key not in config]
     if unknown or missing:
         raise GameLogError(
-            f"game log config must have exactly the keys {list(_CONFIG_TYPES)}; unknown: {unknown}, missing: {missing}"
+            f"game log config must have exactly the keys {list(expected)}; unknown: {unknown}, missing: {missing}"
         )
-    for key, kind in _CONFIG_TYPES.items():
+    for key, kind in expected.items():
         value = config[key]
         if type(value) is not kind or (isinstance(value, int) and kind is int and value.bit_length() > 8):
             raise GameLogError(f"game log config {key!r} must be a small {kind.__name__}, got {_show(value)}")

@@ -47,7 +47,7 @@ from typing import Final
 
 import numpy as np
 
-from biblios_env.cards import CARD_VALUE, GOLD_IDS_BY_VALUE, IS_CHURCH, IS_GOLD, NUM_CARDS, gold_value
+from biblios_env.cards import CARD_VALUE, GOLD_IDS_BY_VALUE, IS_CHURCH, IS_GOLD, gold_value
 from biblios_env.engine.flow import (
     DECISION_BID,
     DECISION_CHURCH,
@@ -61,7 +61,7 @@ from biblios_env.engine.flow import (
     RESUME_TAKING,
 )
 from biblios_env.engine.game import Game
-from biblios_env.engine.setup import GIFT_TURNS, GOLD_REMOVED_PER_VALUE, REMOVED_COUNT
+from biblios_env.engine.setup import setup_rules
 from biblios_env.engine.state import NO_CARD, NO_SEAT, State
 from biblios_env.engine.views import PlayerView
 from biblios_env.engine.visibility import record_penalty_move
@@ -120,6 +120,7 @@ class _Sampler:
         self.rng = rng
         self.n = n = view.num_players
         self.me = me = view.seat
+        self.setup = setup_rules(view.preset, n)  # the cards in the box and the setup's counts
         self.opponents = [self.seat(relative) for relative in range(1, n)]
         # What the view says about each seat, by absolute seat.
         self.hand_sizes = [view.hand_sizes[(seat - me) % n] for seat in range(n)]
@@ -267,9 +268,9 @@ class _Sampler:
         one is among the removed cards, in a pile or the card an opponent is placing.
         """
         n, rng = self.n, self.rng
-        fresh = [card for card in range(NUM_CARDS) if card not in placed]
+        fresh = [card for card in self.setup.cards if card not in placed]
         removed: list[int] = []
-        per_value = GOLD_REMOVED_PER_VALUE[n]
+        per_value = self.setup.gold_removed_per_value
         if per_value:
             for value, ids in GOLD_IDS_BY_VALUE.items():
                 candidates = [card for card in ids if card not in placed]
@@ -294,7 +295,7 @@ class _Sampler:
             + sum(sample.face_down_room)
             + self.placing_hidden
             + bool(view.hidden_kept)
-            + REMOVED_COUNT[self.n]
+            + self.setup.removed_count
             - len(sample.removed)
             + view.draw_pile_size
             + self.auction_hidden
@@ -325,7 +326,7 @@ class _Sampler:
         fresh.extend(churches)
         rng.shuffle(fresh)
         sample.drawn_card = deal() if self.placing_hidden else view.drawn_card
-        sample.removed.extend(deal() for _ in range(REMOVED_COUNT[self.n] - len(sample.removed)))
+        sample.removed.extend(deal() for _ in range(self.setup.removed_count - len(sample.removed)))
         sample.removed.sort()
         sample.draw_pile = [deal() for _ in range(view.draw_pile_size)]
         return [deal() for _ in range(self.auction_hidden)]
@@ -381,7 +382,7 @@ class _Sampler:
         first = self.seat(view.first_player)
         size = view.auction_pile_size
         if view.phase == PHASE_GIFT or view.auction_order_placed:
-            placed = size if view.phase == PHASE_GIFT else GIFT_TURNS[n]  # cards put on the pile in all
+            placed = size if view.phase == PHASE_GIFT else self.setup.gift_turns  # cards put on the pile in all
             owners = [(first + turn) % n for turn in range(placed - size, placed)]  # top of the pile first
             own_places = [index for index, seat in enumerate(owners) if seat == me]
             if len(own_places) == len(own):
@@ -391,7 +392,7 @@ class _Sampler:
         # from the turns each opponent took.
         pile = own + others
         rng.shuffle(pile)
-        labels = [(first + turn) % n for turn in range(GIFT_TURNS[n])]
+        labels = [(first + turn) % n for turn in range(self.setup.gift_turns)]
         labels = [seat for seat in labels if seat != me]
         owners = (
             rng.sample(labels, len(others))
@@ -456,6 +457,7 @@ class _Sampler:
             bluffs=view.bluffs,
             strict_bids=view.strict_bids,
             auction_order_placed=view.auction_order_placed,
+            preset=view.preset,
         )
         state.phase = view.phase
         state.decision = view.decision
@@ -513,7 +515,8 @@ class _Sampler:
 
 def unseen_cards(view: PlayerView) -> list[int]:
     """The cards whose place ``view.seat`` does not know exactly, ascending (card counting)."""
-    return sorted(set(range(NUM_CARDS)) - _Sampler(view, random.Random(0)).known_cards())
+    sampler = _Sampler(view, random.Random(0))
+    return sorted(set(sampler.setup.cards) - sampler.known_cards())
 
 
 __all__ = ["InconsistentViewError", "sample_game", "sample_state", "unseen_cards"]

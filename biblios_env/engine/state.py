@@ -23,6 +23,7 @@ from biblios_env.engine.flow import (
     NO_SEAT,
     PHASE_GIFT,
     RESUME_PLACING,
+    STANDARD_PRESET,
     Decision,
     Phase,
     Resume,
@@ -39,6 +40,7 @@ STATE_FIELDS: Final = (
     "auction_order_placed",
     "explicit_chance",
     "chance_kind",
+    "preset",
     # flow
     "phase",
     "decision",
@@ -114,6 +116,8 @@ class State:
     explicit_chance: bool
     #: The random event awaited (``flow.CHANCE_*``), ``NO_CHANCE`` at a player's decision.
     chance_kind: int
+    #: The cards the game was dealt from (``setup.PRESETS``): the rules' box or a smaller one.
+    preset: str
     phase: int
     decision: int
     current_player: int
@@ -186,6 +190,7 @@ class State:
         strict_bids: bool = False,
         auction_order_placed: bool = False,
         explicit_chance: bool = False,
+        preset: str = STANDARD_PRESET,
     ) -> None:
         """An empty table before the deal: dice at 3, no card anywhere, ``first_player`` to place.
 
@@ -200,6 +205,7 @@ class State:
         self.auction_order_placed = auction_order_placed
         self.explicit_chance = explicit_chance
         self.chance_kind = NO_CHANCE
+        self.preset = preset
         self.phase = PHASE_GIFT
         self.decision = DECISION_PLACE
         self.current_player = first_player
@@ -250,6 +256,7 @@ class State:
         other.auction_order_placed = self.auction_order_placed
         other.explicit_chance = self.explicit_chance
         other.chance_kind = self.chance_kind
+        other.preset = self.preset
         other.phase = self.phase
         other.decision = self.decision
         other.current_player = self.current_player

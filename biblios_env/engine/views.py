@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from biblios_env.engine.flow import STANDARD_PRESET
 from biblios_env.engine.state import NO_CARD, NO_SEAT, State
 from biblios_env.engine.visibility import seat_secrets
 
@@ -73,6 +74,7 @@ class PlayerView:
     # standard penalties, in order: (relative defaulter, relative receiver, card or -1 unless the viewer is one of them)
     penalty_moves: tuple[tuple[int, int, int], ...] = ()
     hidden_kept: bool = False  # an opponent's kept card lies face down this gift turn
+    preset: str = STANDARD_PRESET  # the cards the game was dealt from (setup.PRESETS)
     # The card sets above as 87-byte indicator rows copied from the state (what the observation
     # encoder joins); ``None`` in hand-made views, which are then encoded from the card lists.
     hand_row: bytearray | None = None
@@ -134,6 +136,7 @@ def player_view(state: State, seat: int) -> PlayerView:
         state.public_at_last_loss[seat:] + state.public_at_last_loss[:seat],  # a new list of tuples
         tuple(state.penalty_views[seat]),
         state.kept_card != NO_CARD and kept_card == NO_CARD,  # someone else's card kept face down this turn
+        state.preset,
         state.hand_rows[seat].copy(),
         state.common_row.copy(),
         state.contribution_rows[seat].copy(),

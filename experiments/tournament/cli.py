@@ -25,7 +25,7 @@ from experiments.cli import (
 from experiments.match import AgentSpecError, describe_agent, parse_agent_spec, registry
 from experiments.tournament.games import GameFailedError
 from experiments.tournament.report import format_summary, write_results
-from experiments.tournament.run_folder import GAMES_FILE
+from experiments.tournament.run_folder import GAMES_FILE, REPLAYS_FOLDER, replay_folder
 from experiments.tournament.runner import run_tournament
 from experiments.tournament.schedule import HEAD_TO_HEAD, MODES, ROUND_ROBIN, SEATINGS, TournamentConfig, seat_orders
 
@@ -100,6 +100,13 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         metavar="INDEX",
         help="play only these games of the schedule (to reproduce or inspect them)",
+    )
+    parser.add_argument(
+        "--replay-html",
+        type=at_least(1),
+        metavar="N",
+        help="write a replay page for each of the first N games played (of the schedule, or of --only-games) "
+        f"into OUT/{REPLAYS_FOLDER}/game-NNNNNN.html; their logs go to --save-logs, or beside the pages",
     )
     parser.add_argument("--no-plot", action="store_true", help="do not draw winrate.png (default: draw it)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar (default: show it)")
@@ -192,6 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             resume=args.resume is not None,
             backend=args.backend,
             ray_address=args.ray_address,
+            replay_html=args.replay_html or 0,
         )
     except AgentSpecError as error:
         parser.error(str(error))
@@ -209,4 +217,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     saved = write_results(result, out, plot=not args.no_plot)
     print(format_summary(result, saved))
+    if args.replay_html:
+        print(f"  Replay pages in {replay_folder(out)}/: open game-NNNNNN.html in a browser.")
     return 1 if result.failures else 0

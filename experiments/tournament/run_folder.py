@@ -1,4 +1,5 @@
-"""A tournament's output folder while it plays: ``run.json``, ``games.csv`` and ``failures.csv``.
+"""A tournament's output folder while it plays: ``run.json``, ``games.csv``, ``failures.csv`` and
+the ``replays/`` folder of replay pages.
 
 Every game is appended as it finishes, so a crash, a kill or Ctrl-C loses only the games in
 progress, and ``--resume`` reads the finished ones back instead of playing them again. The
@@ -16,19 +17,31 @@ from pathlib import Path
 from typing import Any, Final
 
 from experiments.match import GameResult
-from experiments.tournament.games import GameFailure, GameRecord, task_labels
+from experiments.tournament.games import GameFailure, GameRecord, log_path, task_labels
 from experiments.tournament.schedule import GameTask, TournamentConfig, selected_tasks
 
 RUN_FILE: Final = "run.json"
 GAMES_FILE: Final = "games.csv"
 FAILURES_FILE: Final = "failures.csv"
 RUN_FORMAT: Final = "biblios-tournament-run"
+#: The folder of the replay pages (``--replay-html``), and of their logs when there is no ``--save-logs``.
+REPLAYS_FOLDER: Final = "replays"
 GAME_COLUMNS: Final = (
     "index", "table", "deal", "seating", "seed", "agents", "agent_seeds", "vp", "winners", "category_winners",
     "dice", "actions", "decisions", "seconds",
 )  # fmt: skip
 FAILURE_COLUMNS: Final = ("index", "table", "deal", "seating", "seed", "agents", "agent_seeds", "error")
 _LABEL_SEPARATOR: Final = " | "
+
+
+def replay_folder(out_dir: str | Path) -> Path:
+    """The run's folder of replay pages."""
+    return Path(out_dir) / REPLAYS_FOLDER
+
+
+def replay_page_path(replay_dir: str | Path, index: int) -> Path:
+    """Game ``index``'s replay page: named as its log, ``game-000012.html``."""
+    return log_path(replay_dir, index).with_suffix(".html")
 
 
 class RunFolderError(ValueError):

@@ -1,6 +1,7 @@
 """Playing a whole tournament: :func:`run_tournament` plays the schedule in this process or on the
-workers of :mod:`experiments.parallel`, saves every game in the run folder as it finishes, and
-gathers the games into a :class:`TournamentResult` with its statistics.
+workers of :mod:`experiments.parallel`, saves every game in the run folder as it finishes (with a
+replay page for the games asked), and gathers the games into a :class:`TournamentResult` with its
+statistics.
 """
 
 from __future__ import annotations
@@ -15,14 +16,52 @@ from pathlib import Path
 from experiments.match import AgentError, build_agent
 from experiments.parallel import LOCAL, Runner, batches_of
 from experiments.stats import AgentStats, Rating, agent_stats, openskill_ratings, pairwise_win_shares, seat_win_rates
-from experiments.tournament.games import GameFailedError, GameFailure, GameRecord, run_game
-from experiments.tournament.run_folder import RunFolder
+from experiments.tournament.games import GameFailedError, GameFailure, GameRecord, log_path, run_game
+from experiments.tournament.run_folder import RunFolder, replay_folder, replay_page_path
 from experiments.tournament.schedule import GameTask, TournamentConfig, selected_tasks
 
 
-def _play_or_fail(task: GameTask, config: TournamentConfig, log_dir: str | Path | None) -> GameRecord | GameFailure:
+@dataclass(frozen=True, slots=True)
+class LogPlan:
+    """Where each game's log is saved: every game in ``save_dir`` (``--save-logs``), and each game
+    with a replay page in ``replay_dir`` beside its page when there is no ``save_dir``. Sent to
+    the workers, so it is plain data."""
+
+    save_dir: Path | None = None
+    replay_dir: Path | None = None
+    replay_games: frozenset[int] = frozenset()
+
+    def log_dir(self, index: int) -> Path | None:
+        """The folder of game ``index``'s log, or None when it is not saved."""
+        if self.save_dir is not None:
+            return self.save_dir
+        return self.replay_dir if index in self.replay_games else None
+
+    def saved_log(self, index: int) -> Path | None:
+        """Game ``index``'s log file, or None when it is not saved."""
+        folder = self.log_dir(index)
+        return None if folder is None else log_path(folder, index)
+
+    def page(self, index: int) -> Path | None:
+        """Game ``index``'s replay page, or None when it has none."""
+        if self.replay_dir is None or index not in self.replay_games:
+            return None
+        return replay_page_path(self.replay_dir, index)
+
+    def write_page(self, index: int) -> None:
+        """Write game ``index``'s replay page from its saved log (imported here: only runs that ask
+        for pages need the replay package)."""
+        from experiments.replay import write_page
+
+        saved_log, page = self.saved_log(index), self.page(index)
+        if saved_log is None or page is None:
+            raise ValueError(f"game {index} has no replay page in this run")
+        write_page(saved_log, page)
+
+
+def _play_or_fail(task: GameTask, config: TournamentConfig, logs: LogPlan) -> GameRecord | GameFailure:
     try:
-        return run_game(task, config, log_dir)
+        return run_game(task, config, logs.log_dir(task.index))
     except AgentError as error:
         return GameFailure.of(task, config, error)
 
@@ -36,13 +75,13 @@ Record = Callable[[GameRecord | GameFailure], None]
 
 
 def _play_here(
-    tasks: Sequence[GameTask], config: TournamentConfig, log_dir: str | Path | None, keep_going: bool, record: Record
+    tasks: Sequence[GameTask], config: TournamentConfig, logs: LogPlan, keep_going: bool, record: Record
 ) -> None:
     """Play in this process; the first failure stops the run unless ``keep_going`` (raised from the
     agent's own exception, so its full traceback is shown)."""
     for task in tasks:
         try:
-            record(run_game(task, config, log_dir))
+            record(run_game(task, config, logs.log_dir(task.index)))
         except AgentError as error:
             failure = GameFailure.of(task, config, error)
             record(failure)
@@ -53,7 +92,7 @@ def _play_here(
 def _play_on_runner(
     tasks: Sequence[GameTask],
     config: TournamentConfig,
-    log_dir: str | Path | None,
+    logs: LogPlan,
     keep_going: bool,
     record: Record,
     runner: Runner,
@@ -71,7 +110,7 @@ def _play_on_runner(
     # Small batches balance the load and keep the progress bar moving.
     size = max(1, min(16, len(tasks) // (runner.workers * 8)))
     runner.run(
-        partial(_play_or_fail, config=config, log_dir=log_dir),
+        partial(_play_or_fail, config=config, logs=logs),
         batches_of(tasks, size),
         record_batch,
         stops_run=None if keep_going else _is_failure,
@@ -115,6 +154,32 @@ class TournamentResult:
         return sum(len(record.result.winners) > 1 for record in self.records)
 
 
+def _plan_logs(
+    log_dir: str | Path | None,
+    out_dir: str | Path | None,
+    tasks: Sequence[GameTask],
+    replay_html: int,
+    finished: dict[int, GameRecord],
+) -> LogPlan:
+    """The run's :class:`LogPlan`, its folders made; on resume, the replay pages of games finished
+    before that have a saved log but no page are written."""
+    if replay_html < 0 or (replay_html and out_dir is None):
+        raise ValueError(f"replay_html must be a number of games >= 0 and needs out_dir, got {replay_html}, {out_dir}")
+    logs = LogPlan(
+        None if log_dir is None else Path(log_dir),
+        None if out_dir is None or not replay_html else replay_folder(out_dir),
+        frozenset(task.index for task in tasks[:replay_html]),
+    )
+    for folder in (logs.save_dir, logs.replay_dir):
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+    for index in sorted(logs.replay_games & finished.keys()):
+        saved_log, page = logs.saved_log(index), logs.page(index)
+        if saved_log is not None and page is not None and saved_log.exists() and not page.exists():
+            logs.write_page(index)
+    return logs
+
+
 def run_tournament(
     config: TournamentConfig,
     *,
@@ -127,6 +192,7 @@ def run_tournament(
     resume: bool = False,
     backend: str = LOCAL,
     ray_address: str | None = None,
+    replay_html: int = 0,
 ) -> TournamentResult:
     """Play the schedule (or the games ``only_games`` of it) on ``workers`` processes, or on Ray
     with ``backend="ray"`` (see :mod:`experiments.parallel`; ``workers`` then sizes a local Ray).
@@ -142,6 +208,12 @@ def run_tournament(
     once the games in progress are finished and saved; with ``keep_going`` it is recorded in
     ``result.failures`` (and ``failures.csv``) and the run goes on. Ctrl-C raises
     KeyboardInterrupt after saving the finished games.
+
+    ``replay_html=N`` writes a replay page (:mod:`experiments.replay`) for each of the first N
+    games of the run (of the schedule, or of ``only_games``) as it finishes, into
+    ``out_dir/replays/game-NNNNNN.html``; their logs go to ``log_dir``, or beside the pages
+    without one. Resuming keeps the pages of the games finished before, and writes the missing
+    ones whose logs were saved.
     """
     from tqdm import tqdm
 
@@ -154,8 +226,7 @@ def run_tournament(
     folder = None if out_dir is None else RunFolder(out_dir, config, selection, len(tasks), resume=resume)
     finished = {} if folder is None else folder.finished
     to_play = [task for task in tasks if task.index not in finished]
-    if log_dir is not None:
-        Path(log_dir).mkdir(parents=True, exist_ok=True)
+    logs = _plan_logs(log_dir, out_dir, tasks, replay_html, finished)
     workers = max(1, min(workers or os.cpu_count() or 1, len(to_play)))
     runner = Runner(backend, workers, ray_address)
     start = time.perf_counter()
@@ -172,13 +243,15 @@ def run_tournament(
             records.append(outcome)
         if folder is not None:
             folder.save(outcome)
+        if isinstance(outcome, GameRecord) and outcome.index in logs.replay_games:
+            logs.write_page(outcome.index)
         bar.update()
 
     try:
         if runner.in_process:
-            _play_here(to_play, config, log_dir, keep_going, record)
+            _play_here(to_play, config, logs, keep_going, record)
         else:
-            _play_on_runner(to_play, config, log_dir, keep_going, record, runner)
+            _play_on_runner(to_play, config, logs, keep_going, record, runner)
     finally:
         runner.close()
         bar.close()

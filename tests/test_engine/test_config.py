@@ -18,6 +18,7 @@ def test_defaults_are_the_rules_two_player_game() -> None:
     config = GameConfig()
     assert config.to_dict() == {
         "num_players": 2, "penalty": "standard", "strict_bids": False, "first_player": 0, "auction_order": "shuffle",
+        "preset": "standard",
     }  # fmt: skip
     assert not config.bluffs and not config.auction_order_placed
 
@@ -31,6 +32,8 @@ def test_defaults_are_the_rules_two_player_game() -> None:
         ({"strict_bids": 1}, "strict_bids must be True or False, got 1"),
         ({"num_players": 3, "first_player": 3}, "first_player must be an int in 0..2 for 3 players, got 3"),
         ({"auction_order": "random"}, "auction_order must be one of 'shuffle', 'placed', got 'random'"),
+        ({"preset": "tiny"}, "preset must be one of 'standard', 'mini', got 'tiny'"),
+        ({"num_players": 3, "preset": "mini"}, "the 'mini' preset is for 2 players, got 3"),
     ],
 )
 def test_a_bad_option_is_named_with_what_was_expected(options: dict[str, object], message: str) -> None:
@@ -40,7 +43,7 @@ def test_a_bad_option_is_named_with_what_was_expected(options: dict[str, object]
 
 def test_it_is_frozen_and_holds_plain_json_values() -> None:
     config = GameConfig(np.int64(3), "bluffs", np.bool_(True), np.int32(2))  # type: ignore[arg-type]
-    assert [type(value) for value in config.to_dict().values()] == [int, str, bool, int, str]
+    assert [type(value) for value in config.to_dict().values()] == [int, str, bool, int, str, str]
     assert json.loads(json.dumps(config.to_dict())) == config.to_dict()
     with pytest.raises(dataclasses.FrozenInstanceError):
         config.penalty = "standard"  # type: ignore[misc]

@@ -501,13 +501,13 @@ def test_digest_covers_the_position_and_the_generator(base_game: Game) -> None:
 def test_old_version_log_gets_a_clear_error(log: dict[str, Any]) -> None:
     log["version"] = 1
     del log["digest"]
-    assert_log_error(log, "version 1", "older format", f"versions [2, {LOG_VERSION}]")
+    assert_log_error(log, "version 1", "older format", "versions [2, 3, 4]")
 
 
 # --------------------------------------------------------------------------- the action layout
 def test_log_records_the_action_layout(base_game: Game) -> None:
     log = to_log(base_game)
-    assert log["version"] == LOG_VERSION == 3
+    assert log["version"] == LOG_VERSION == 4
     assert log["action_layout"] == ACTION_LAYOUT
     assert ACTION_LAYOUT.startswith("actions-266-")
 
@@ -521,13 +521,38 @@ def test_log_for_another_action_layout_is_refused_naming_both(log: dict[str, Any
 def test_version_2_log_without_an_action_layout_still_replays(log: dict[str, Any], base_game: Game) -> None:
     """Logs written before the layout was recorded stay readable: their digest checks them."""
     log["version"] = 2
-    del log["action_layout"]
+    del log["action_layout"], log["config"]["preset"]
     assert_same_game(replay(log), base_game)
+
+
+def test_version_3_log_has_no_preset_and_replays_as_the_standard_game(log: dict[str, Any], base_game: Game) -> None:
+    """The preset option came with version 4: an older log was dealt from the standard cards."""
+    assert log["config"]["preset"] == "standard"
+    log["version"] = 3
+    del log["config"]["preset"]
+    assert_same_game(replay(log), base_game)
+
+
+@pytest.mark.parametrize(("version", "change"), [(3, "keep the preset"), (4, "drop the preset")])
+def test_the_config_keys_are_those_of_the_log_version(log: dict[str, Any], version: int, change: str) -> None:
+    log["version"] = version
+    if change == "drop the preset":
+        del log["config"]["preset"]
+        assert_log_error(log, "config must have exactly the keys", "missing: ['preset']")
+    else:
+        assert_log_error(log, "config must have exactly the keys", "unknown: [\"'preset'\"]")
+
+
+def test_a_mini_preset_game_replays_from_its_log() -> None:
+    game = play(Game(2, seed=8, preset="mini", strict_bids=True), 8)
+    log = through_json(to_log(game))
+    assert log["config"]["preset"] == "mini"
+    assert_same_game(replay(log), game)
 
 
 def test_version_2_log_is_still_checked_by_its_digest(log: dict[str, Any]) -> None:
     log["version"] = 2
-    del log["action_layout"]
+    del log["action_layout"], log["config"]["preset"]
     log["digest"] = "0" * 64
     assert_log_error(log, "digest")
 

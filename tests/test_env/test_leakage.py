@@ -29,7 +29,7 @@ from biblios_env import raw_env
 from biblios_env.actions import KEEP, PASS, PAY_BASE, REFUSE
 from biblios_env.cards import IS_CHURCH, IS_GOLD, NUM_CARDS
 from biblios_env.engine import Decision, Game, Phase
-from biblios_env.engine.setup import check_deck
+from biblios_env.engine.setup import STANDARD_PRESET, check_deck, setup_rules
 from biblios_env.engine.state import NO_CARD, State
 from biblios_env.engine.views import PlayerView, player_view
 from biblios_env.observations import PIECES, SLICES, decode, encode
@@ -244,7 +244,7 @@ def valid_replacements(deck: list[int], card: int, num_players: int) -> list[int
         if IS_CHURCH[other]:
             continue
         try:
-            check_deck(swapped_deck(deck, card, other), num_players)
+            check_deck(swapped_deck(deck, card, other), setup_rules(STANDARD_PRESET, num_players))
         except ValueError:
             continue
         found.append(other)

@@ -13,16 +13,32 @@ from pathlib import Path
 
 import pytest
 
-from experiments import benchmark, instruction_count, play, tournament, train_network, train_ppo, train_rllib
+from experiments import (
+    belief_error,
+    benchmark,
+    instruction_count,
+    openspiel_cfr,
+    openspiel_duel,
+    play,
+    replay,
+    tournament,
+    train_network,
+    train_ppo,
+    train_rllib,
+)
 from experiments.cli import CONSOLE_SCRIPTS, HelpFormatter, add_config_arguments, invocation_note, program_name
 
 ROOT = Path(__file__).resolve().parents[2]
 
 #: Every command line of experiments/ whose parser this file checks, by module.
 PARSERS: dict[str, Callable[[], argparse.ArgumentParser]] = {
+    "experiments.belief_error": belief_error.build_parser,
     "experiments.benchmark": benchmark.build_parser,
     "experiments.instruction_count": instruction_count.build_parser,
+    "experiments.openspiel_cfr": openspiel_cfr.build_parser,
+    "experiments.openspiel_duel": openspiel_duel.build_parser,
     "experiments.play": play.build_parser,
+    "experiments.replay": replay.build_parser,
     "experiments.tournament": tournament.build_parser,
     "experiments.train_network": train_network.build_parser,
     "experiments.train_ppo": train_ppo.build_parser,

@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: The console scripts of pyproject.toml and the functions they call.
 CONSOLE_SCRIPTS = {
     "biblios-play": "experiments.play:main",
+    "biblios-replay": "experiments.replay:main",
     "biblios-tournament": "experiments.tournament:main",
     "biblios-train": "experiments.train_network:main",
 }
@@ -95,6 +96,13 @@ def test_wheel_ships_the_policies_as_package_data(wheel: Path) -> None:
     names = set(_names(wheel))
     missing = [name for name in SHIPPED_POLICY_FILES if f"agents/policies/{name}" not in names]
     assert not missing, f"the wheel lacks agents/policies/{missing}"
+
+
+def test_wheel_ships_the_replay_page_files(wheel: Path) -> None:
+    """Every replay page inlines its template, style and script from the installed package."""
+    names = set(_names(wheel))
+    missing = [name for name in ("page.html", "page.css", "page.js") if f"experiments/replay/{name}" not in names]
+    assert not missing, f"the wheel lacks experiments/replay/{missing}"
 
 
 def test_wheel_carries_the_compiled_core_when_built_with_a_compiler(wheel: Path) -> None:
