@@ -9,10 +9,16 @@ overrule the heuristic. Decisions with a single candidate move are the heuristic
 Every simulation starts from a **determinization**: a full game state consistent with the
 searching seat's view (:func:`biblios_env.engine.sampling.sample_state`: exact card counting;
 opponents' hidden cards, the removed cards and the piles dealt at random; a fresh generator for
-the chance events still to come, such as the auction shuffle and penalty picks). It is **rolled
-out** with :class:`RolloutPolicy`, a fast full-information imitation of the value heuristic
-stepping the raw rules functions (``rollout=random``: uniform over the searched moves instead;
-``horizon``: stop after that many gift turns / auctions and score with
+the chance events still to come, such as the auction shuffle and penalty picks). With a
+``belief`` other than ``none`` (:mod:`agents.belief`) the agent follows the game through every
+view it is shown and, at a searched decision, deals one batch of determinizations from its
+belief instead (``bids``: weighted by what the opponents' bids revealed); the search takes them
+in turn. An agent is shown a view only at its own decisions (those with a choice: a game
+applies forced moves itself), so at three or more players the belief sees the bidding as it
+stands when the seat's turn comes round, not each bid, and nothing of an auction after the seat
+passed. It is **rolled out** with :class:`RolloutPolicy`, a fast full-information imitation of
+the value heuristic stepping the raw rules functions (``rollout=random``: uniform over the
+searched moves instead; ``horizon``: stop after that many gift turns / auctions and score with
 :meth:`RolloutPolicy.evaluate`), and **scored** for each seat: a win share (1 for a sole winner,
 1/k for a k-way shared win, else 0) plus ``margin_weight * tanh(VP margin / 5)``.
 
@@ -43,8 +49,10 @@ import time
 from collections.abc import Callable
 from typing import Any, ClassVar, Final
 
+import numpy as np
 from mypy_extensions import mypyc_attr
 
+from agents.belief import Belief, PlainBelief, make_belief
 from agents.heuristics import ValueAgent
 from agents.rollout_policy import RolloutPolicy, round_marker
 from agents.search.options import SPEC_DEFAULTS, Rollout, SearchOptions
@@ -59,6 +67,8 @@ from biblios_env.engine.views import PlayerView
 
 #: The abstract "pay with the payment policy's card" move.
 PAY_MOVE: Final = -1
+#: Determinizations a belief deals at once when the search has no iteration cap.
+BELIEF_BATCH: Final = 32
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -95,6 +105,10 @@ class SearchAgent:
         self.heuristic = ValueAgent()
         #: The determinization sampler (a seam: the leakage tests plant a leaky one here).
         self.sampler: Callable[[PlayerView, random.Random], State] = sample_state
+        #: The belief that deals the determinizations (``None``: the sampler, one per iteration).
+        self.belief: Belief | None = None if options.belief == PlainBelief.name else make_belief(options.belief)
+        #: The determinizations the belief dealt for the decision being searched, next one last.
+        self.dealt: list[State] = []
         #: The last search: iterations, simulated decisions and seconds (empty if none ran).
         self.last_search: dict[str, float] = {}
 
@@ -110,11 +124,17 @@ class SearchAgent:
         self.heuristic.start_game(seat, num_players)
         self.heuristic.rng = self.rng
         self.last_search = {}
+        if self.belief is not None:
+            self.belief.start_game(seat, num_players)
 
     def act(self, observation: AgentObservation) -> int:
-        """The heuristic's move, unless this decision is searched and the search overrules it."""
+        """The heuristic's move, unless this decision is searched and the search overrules it. The
+        belief, if any, sees every view first (searched or not, forced or not)."""
         legal = observation.legal_actions
         self.last_search = {}
+        self.dealt = []
+        if self.belief is not None:
+            self.belief.observe(observation.view)
         if len(legal) == 1:
             return legal[0]
         default = self.heuristic.act(observation)
@@ -130,6 +150,22 @@ class SearchAgent:
         """The action to play at a searched decision with a choice: ``moves`` are the searched
         moves on a first determinization, ``default`` the heuristic's move (one of their keys)."""
         raise NotImplementedError
+
+    def determinization(self, view: PlayerView) -> State:
+        """The next determinization of the search at ``view``: a fresh sample of the sampler, or
+        a copy of the next of the batch the belief dealt for this decision (a new batch when it runs
+        out: ``iterations`` states, or :data:`BELIEF_BATCH` without an iteration cap). Resampling
+        repeats states, so each copy gets its own generator for the chance events to come."""
+        belief = self.belief
+        if belief is None:
+            return self.sampler(view, self.rng)
+        if not self.dealt:
+            generator = np.random.default_rng(self.rng.getrandbits(63))
+            dealt = belief.sample_states(view, generator, self.iterations or BELIEF_BATCH)
+            # Resampling keeps the candidates' order with repeats side by side: shuffle, so a search
+            # stopped early (time, a decisive lead) still gets a fair share of the batch.
+            self.dealt = [dealt[index] for index in generator.permutation(len(dealt))]
+        return self.dealt.pop().clone(rng=np.random.default_rng(self.rng.getrandbits(63)))
 
     # ------------------------------------------------------------------ the budget
     def deadline(self, start: float) -> float | None:

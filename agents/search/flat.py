@@ -106,7 +106,7 @@ class FlatSearch(SearchAgent):
                 base, limits = self.bidding_sample(view)
                 limits[me] = my_limit
             else:
-                base, limits = self.sampler(view, rng), []
+                base, limits = self.determinization(view), []
             chance_seed = rng.getrandbits(63)
             policy_seed = rng.getrandbits(63)
             for index, (_key, action) in enumerate(moves):
@@ -136,13 +136,16 @@ class FlatSearch(SearchAgent):
         """A determinization and every bidder's limit on the card under auction, as the ``value``
         heuristic would set it from that seat's view of the sample; among a few samples the first
         whose limits agree with the bidding so far (the high bidder's limit covers its bid, a seat
-        that passed would not pay more than the high bid), else the one that disagrees least."""
+        that passed would not pay more than the high bid), else the one that disagrees least.
+        A belief's states need no such check: it already weighs them by that agreement, with every
+        bid of the auction (not only the last), so its next state is taken as it comes."""
         n, me = view.num_players, view.seat
         high_bidder = NO_SEAT if view.high_bidder == NO_SEAT else (me + view.high_bidder) % n
         passed = [view.passed[(seat - me) % n] for seat in range(n)]
         best: tuple[int, State, list[int]] | None = None
-        for _ in range(self.consistency_tries):
-            state = self.sampler(view, self.rng)
+        tries = self.consistency_tries if self.belief is None else 1
+        for _ in range(tries):
+            state = self.determinization(view)
             limits = [0] * n
             disagreements = 0
             for seat in range(n):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Final
 
+from agents.belief import BELIEFS, PlainBelief
 from biblios_env.engine.flow import Decision
 
 
@@ -73,6 +74,7 @@ SPEC_DEFAULTS: Final[dict[str, Any]] = {
     "consistency_tries": 3,
     "decisive": 0.0,
     "min_iterations": 20,
+    "belief": PlainBelief.name,
 }
 
 
@@ -104,6 +106,9 @@ class SearchOptions:
         decisive: the flat search stops early once the best move's paired advantage is this
             many standard errors beyond the gate either way (0: no early stop).
         min_iterations: rounds the flat search plays before it may stop early.
+        belief: how the determinizations deal the opponents' hidden cards, by the name of a belief
+            of :mod:`agents.belief`: ``none`` the sampler alone (uniform over the unseen cards),
+            ``bids`` weighted by what the opponents' bids reveal.
     """
 
     iterations: int | None = 60
@@ -122,6 +127,7 @@ class SearchOptions:
     consistency_tries: int = 3
     decisive: float = 0.0
     min_iterations: int = 20
+    belief: str = PlainBelief.name
 
     def __post_init__(self) -> None:
         """Check every option (ValueError naming the first bad one) and store numbers as their
@@ -140,6 +146,8 @@ class SearchOptions:
         self._set("margin_weight", float(self.margin_weight))
         self._set("temperature", float(self.temperature))
         self._set("search_refuse", bool(self.search_refuse))
+        if not isinstance(self.belief, str) or self.belief not in BELIEFS:
+            raise ValueError(f"belief must be one of {tuple(BELIEFS)}, got {self.belief!r}")
 
     def _set(self, name: str, value: object) -> None:
         object.__setattr__(self, name, value)

@@ -69,7 +69,7 @@ class TreeSearch(SearchAgent):
         iteration = 0
         while self.budget_left(iteration, deadline):
             iteration += 1
-            state = self.sampler(view, self.rng)
+            state = self.determinization(view)
             path, steps = self.tree_walk(state, root, root_actions, view.seat)
             simulated += steps + self.playout(state)
             rewards = self.rewards(state)
