@@ -256,8 +256,8 @@ class Runner:
                 address = self.ray_address or os.environ.get("RAY_ADDRESS")
                 if address:
                     ray.init(address=address)
-                else:
-                    ray.init(num_cpus=self.workers, include_dashboard=False)
+                else:  # a new local Ray, never a cluster some earlier run left on this machine
+                    ray.init(address="local", num_cpus=self.workers, include_dashboard=False)
                 self._started_ray = True
             self._ray_batch = ray.remote(run_batch)
             self.start_up_seconds += time.perf_counter() - start

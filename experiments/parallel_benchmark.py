@@ -39,7 +39,7 @@ def measure(agents: Sequence[str], players: int, deals: int, workers: int, round
         for backend in BACKENDS:
             if backend == RAY:  # started for its runs only: the local runs fork plain processes
                 start = time.perf_counter()
-                ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+                ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False)
                 start_up.append(time.perf_counter() - start)
             try:
                 start = time.perf_counter()

@@ -42,6 +42,7 @@ from biblios_env.cards import (
     card_name,
     gold_value,
 )
+from biblios_env.engine.flow import STANDARD_PRESET
 from biblios_env.engine.scoring import category_totals
 from biblios_env.engine.state import NO_CARD, Phase, State
 from biblios_env.engine.views import player_view
@@ -172,6 +173,8 @@ def _title(saved: SavedGame) -> str:
     options = [f"{config.num_players} players", f"seed {saved.seed}", f"{config.penalty} penalty"]
     if config.strict_bids:
         options.append("strict bids")
+    if config.preset != STANDARD_PRESET:
+        options.append(f"{config.preset} preset")
     return " · ".join(options)
 
 

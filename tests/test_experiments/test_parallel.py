@@ -111,9 +111,11 @@ ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 @pytest.fixture(scope="module")
 def local_ray():
-    """A Ray of 2 CPUs for this module's tests (a Ray left running by another test is stopped first)."""
+    """A Ray of 2 CPUs for this module's tests (a Ray left running by another test is stopped first).
+    A new local Ray, never one already running on the machine (a run killed earlier may have left
+    one behind, and joining it would refuse ``num_cpus``)."""
     ray.shutdown()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 

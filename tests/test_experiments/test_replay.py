@@ -18,12 +18,14 @@ import pytest
 from replay_helpers import hidden_from, page_scene, save_game, scene_cards
 from rich.console import Console
 
+from agents import make_agent
 from biblios_env import actions as act
+from biblios_env.engine.config import GameConfig
 from biblios_env.engine.log import GameLogError, load_log
 from biblios_env.engine.setup import GIFT_TURNS
 from biblios_env.engine.state import NO_CARD, Phase
 from biblios_env.engine.views import player_view
-from experiments.match import parse_agent_spec
+from experiments.match import parse_agent_spec, play_game
 from experiments.play import main as play_main
 from experiments.play.narration import Line
 from experiments.replay import main, page_data, page_html, read_saved_game, walk
@@ -188,6 +190,21 @@ def test_the_page_escapes_what_could_end_its_script(tmp_path: Path) -> None:
     assert len(re.findall(r"</script>", html)) == 2  # the data's and the script's own
     data = json.loads(DATA_SCRIPT.search(html).group(1))
     assert data["names"][0] == f"player_0 ({label})"
+
+
+def test_the_title_names_the_options_of_the_game(tmp_path: Path) -> None:
+    """A game of the mini preset says so, and a standard game does not name its preset."""
+    mini = tmp_path / "mini.json"
+    play_game(
+        [make_agent("value"), make_agent("random")],
+        3,
+        game_config=GameConfig(2, strict_bids=True, preset="mini"),
+        log_path=mini,
+    )
+    title = page_data(read_saved_game(mini))["title"]
+    assert title == "2 players · seed 3 · standard penalty · strict bids · mini preset"
+    standard = save_game(tmp_path / "standard.json", ["random", "random"], 2)
+    assert page_data(read_saved_game(standard))["title"] == "2 players · seed 2 · standard penalty"
 
 
 def test_a_four_player_page_stays_small(games: dict[str, Path]) -> None:
