@@ -72,7 +72,13 @@ class Belief(Protocol):
         ...
 
     def sample_states(self, view: PlayerView, rng: np.random.Generator, count: int) -> list[State]:
-        """``count`` full states consistent with ``view`` (the last view observed)."""
+        """``count`` full states consistent with ``view`` (the last view observed), drawn from the belief."""
+        ...
+
+    def weighted_states(
+        self, view: PlayerView, rng: np.random.Generator, count: int
+    ) -> tuple[list[State], list[float]]:
+        """``count`` states from the sampler and each one's weight under the belief (the largest 1)."""
         ...
 
 
@@ -89,6 +95,11 @@ class PlainBelief:
 
     def sample_states(self, view: PlayerView, rng: np.random.Generator, count: int) -> list[State]:
         return [sample_state(view, rng) for _ in range(count)]
+
+    def weighted_states(
+        self, view: PlayerView, rng: np.random.Generator, count: int
+    ) -> tuple[list[State], list[float]]:
+        return self.sample_states(view, rng, count), [1.0] * count
 
 
 def hidden_gold(state: State, view: PlayerView, relative: int) -> int:
@@ -314,6 +325,12 @@ class BidBelief:
         states = [sample_state(view, rng) for _ in range(max(self.candidates, count))]
         weights = self.weights(view, states)
         return [states[index] for index in systematic_resample(weights, count, rng)]
+
+    def weighted_states(
+        self, view: PlayerView, rng: np.random.Generator, count: int
+    ) -> tuple[list[State], list[float]]:
+        states = [sample_state(view, rng) for _ in range(count)]
+        return states, self.weights(view, states)
 
 
 def systematic_resample(weights: Sequence[float], count: int, rng: np.random.Generator) -> list[int]:

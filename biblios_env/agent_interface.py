@@ -66,6 +66,21 @@ class Agent(Protocol):
         ...
 
 
+@runtime_checkable
+class Observer(Protocol):
+    """An agent that also follows the game between its own decisions (optional).
+
+    A game loop that supports it (the experiments' :func:`~experiments.match.play_game`) calls
+    ``observe`` with the seat's view after every action it applies, whoever chose it, so the agent
+    sees each opponent's bid, not only the table as it stands when its own turn comes round. An
+    agent must still play well where nobody calls it (``act`` always gets the current view).
+    """
+
+    def observe(self, view: PlayerView) -> None:
+        """The table after an action, as the agent's seat sees it."""
+        ...
+
+
 class UniformRandomAgent:
     """A uniformly random legal action, from its own generator seeded by :meth:`start_game` (the
     same seed gives the same choices). It lives beside the interface because both layers need

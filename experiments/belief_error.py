@@ -3,8 +3,7 @@
 A search agent plays on states dealt from its view; where they get the opponents' hidden cards
 wrong, it misjudges how far they will bid. This command plays ``value``-vs-``value`` games and,
 at every bid decision of a seat on a category card (the opponents bid in gold), deals ``samples``
-states from the seat's belief (:mod:`agents.belief`, fed every view of that seat in order) and
-compares, for each opponent still in the auction:
+states from the seat's belief (:mod:`agents.belief`) and compares, for each opponent still in the auction:
 
 * **limit**: the median over the states of the opponent's ``value`` bid limit, as it would set it
   from its own view of the state, against its true limit (from its view of the real game);
@@ -13,7 +12,11 @@ compares, for each opponent still in the auction:
 It prints the mean absolute errors with 95 % intervals clustered by game (decisions of one game
 are not independent), the number of decisions and the belief's cost per decision: the time spent
 in the belief (observing every view of the seat and dealing the states at measured decisions)
-divided by the measured decisions. The games and the beliefs' generators are seeded, so two
+divided by the measured decisions.
+
+``--views every`` (the default) feeds each belief its seat's view after every action, as
+:func:`experiments.match.play_game` shows a search agent the table; ``--views own`` only at the
+seat's own decisions with a choice. The games and the beliefs' generators are seeded, so two
 beliefs run with the same ``--seed`` are measured on the same decisions.
 """
 
@@ -36,6 +39,7 @@ from biblios_env.cards import CARD_CATEGORY, gold_value
 from biblios_env.engine import Game
 from biblios_env.engine.flow import DECISION_BID
 from biblios_env.engine.state import NO_CARD
+from biblios_env.engine.views import player_view
 from experiments.cli import HelpFormatter, at_least, invocation_note, program_name, seed_value
 from experiments.match import play_out
 from experiments.stats import Interval, cluster_value_interval
@@ -81,7 +85,11 @@ def measured(observation: AgentObservation) -> bool:
     )
 
 
-def measure_game(seed: int, belief_name: str, num_players: int, samples: int) -> GameErrors:
+#: When a belief is shown its seat's view (``--views``): after every action, or at its own decisions only.
+VIEWS = ("every", "own")
+
+
+def measure_game(seed: int, belief_name: str, num_players: int, samples: int, views: str = "every") -> GameErrors:
     """Play one ``value`` game from deal ``seed``; measure every seat's belief at its category bids."""
     game = Game(num_players, seed=seed)
     agents = [make_agent("value") for _ in range(num_players)]
@@ -114,14 +122,22 @@ def measure_game(seed: int, belief_name: str, num_players: int, samples: int) ->
             errors.belief_seconds += time.perf_counter() - start
         return agents[seat].act(observation)
 
-    play_out(game, decide)
+    def show(game: Game) -> None:
+        start = time.perf_counter()
+        for seat in range(num_players):
+            beliefs[seat].observe(player_view(game.state, seat))
+        errors.belief_seconds += time.perf_counter() - start
+
+    play_out(game, decide, show if views == "every" else None)
     return errors
 
 
-def run(belief: str, games: int, seed: int, samples: int, num_players: int, progress: bool = True) -> Measurement:
+def run(
+    belief: str, games: int, seed: int, samples: int, num_players: int, views: str = "every", progress: bool = True
+) -> Measurement:
     result = Measurement(belief)
     for index in tqdm(range(games), desc=belief, unit="game", disable=not progress, dynamic_ncols=True):
-        result.games.append(measure_game(seed + index, belief, num_players, samples))
+        result.games.append(measure_game(seed + index, belief, num_players, samples, views))
     return result
 
 
@@ -149,6 +165,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--belief", nargs="+", choices=sorted(BELIEFS), default=["none"], help="beliefs measured, on the same games"
     )
     parser.add_argument("--players", type=at_least(2), default=2, help="players at the table (2-4)")
+    parser.add_argument(
+        "--views",
+        choices=VIEWS,
+        default="every",
+        help="show a belief its seat's view after every action, or at its decisions",
+    )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar (default: show it)")
     return parser
 
@@ -159,7 +181,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.players > 4:
         parser.error(f"--players must be 2, 3 or 4, got {args.players}")
     for belief in args.belief:
-        print(report(run(belief, args.games, args.seed, args.samples, args.players, not args.no_progress)), flush=True)
+        result = run(belief, args.games, args.seed, args.samples, args.players, args.views, not args.no_progress)
+        print(report(result), flush=True)
     return 0
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from biblios_env.agent_interface import Agent, AgentObservation
+from biblios_env.agent_interface import Agent, AgentObservation, Observer
 from biblios_env.engine import Game, IllegalActionError
 from biblios_env.engine.config import GameConfig
 from biblios_env.engine.log import save_log
@@ -233,9 +233,9 @@ def seat_observation(game: Game) -> AgentObservation:
     return AgentObservation(player_view(game.state, game.current_player), list(game.legal_actions()))
 
 
-def play_out(game: Game, decide: Decide) -> None:
+def play_out(game: Game, decide: Decide, after_action: Callable[[Game], None] | None = None) -> None:
     """Play ``game`` to its end: ask ``decide(seat, observation)`` for every decision of the seat
-    to act and apply its answer.
+    to act and apply its answer (then call ``after_action(game)``, if given).
 
     This is the one "ask the seat's agent, apply" loop of the experiments (:func:`play_game`,
     the warm-start games of :mod:`experiments.train_ppo`); what a caller adds (timing, error
@@ -246,6 +246,28 @@ def play_out(game: Game, decide: Decide) -> None:
     while not game.is_over:
         seat = game.current_player
         game.apply(decide(seat, seat_observation(game)))
+        if after_action is not None:
+            after_action(game)
+
+
+def _view_feed(agents: Sequence[Agent], labels: Sequence[str], seed: int) -> Callable[[Game], None] | None:
+    """What :func:`play_game` calls after every action: each :class:`Observer` agent is shown its
+    seat's view (AgentError naming the agent and the game if it crashes); ``None`` without one."""
+    observers = [(seat, agent) for seat, agent in enumerate(agents) if isinstance(agent, Observer)]
+    if not observers:
+        return None
+
+    def show(game: Game) -> None:
+        for seat, agent in observers:
+            try:
+                agent.observe(player_view(game.state, seat))
+            except AGENT_FAULTS as error:
+                raise AgentError(
+                    f"agent {labels[seat]!r} in seat {seat} crashed observing the game (game seed {seed}, "
+                    f"action {len(game.history)}): {type(error).__name__}: {error}"
+                ) from error
+
+    return show
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,7 +349,7 @@ def play_game(
         return operator.index(action)
 
     try:
-        play_out(game, ask)
+        play_out(game, ask, _view_feed(agents, labels, seed))
     except IllegalActionError as error:
         seat = game.current_player  # an illegal action leaves the game as it was: still that seat's turn
         raise AgentError(f"agent {labels[seat]!r} in seat {seat} (game seed {seed}): {error}") from error

@@ -13,10 +13,12 @@ the chance events still to come, such as the auction shuffle and penalty picks).
 ``belief`` other than ``none`` (:mod:`agents.belief`) the agent follows the game through every
 view it is shown and, at a searched decision, deals one batch of determinizations from its
 belief instead (``bids``: weighted by what the opponents' bids revealed); the search takes them
-in turn. An agent is shown a view only at its own decisions (those with a choice: a game
-applies forced moves itself), so at three or more players the belief sees the bidding as it
-stands when the seat's turn comes round, not each bid, and nothing of an auction after the seat
-passed. It is **rolled out** with :class:`RolloutPolicy`, a fast full-information imitation of
+in turn (resampled by their weights, or with ``belief_weights`` as drawn, each weighted). The
+agent is an :class:`~biblios_env.agent_interface.Observer`: a game loop that shows it the table
+after every action (:func:`experiments.match.play_game` does) lets its belief see each bid;
+shown views only at its own decisions, at three or more players the belief sees the bidding as
+it stands when the seat's turn comes round, and nothing of an auction after the seat passed.
+It is **rolled out** with :class:`RolloutPolicy`, a fast full-information imitation of
 the value heuristic stepping the raw rules functions (``rollout=random``: uniform over the
 searched moves instead; ``horizon``: stop after that many gift turns / auctions and score with
 :meth:`RolloutPolicy.evaluate`), and **scored** for each seat: a win share (1 for a sole winner,
@@ -107,8 +109,11 @@ class SearchAgent:
         self.sampler: Callable[[PlayerView, random.Random], State] = sample_state
         #: The belief that deals the determinizations (``None``: the sampler, one per iteration).
         self.belief: Belief | None = None if options.belief == PlainBelief.name else make_belief(options.belief)
-        #: The determinizations the belief dealt for the decision being searched, next one last.
+        #: The determinizations the belief dealt for the decision being searched, next one last,
+        #: and their importance weights.
         self.dealt: list[State] = []
+        self.dealt_weights: list[float] = []
+        self.belief_weights = options.belief_weights
         #: The last search: iterations, simulated decisions and seconds (empty if none ran).
         self.last_search: dict[str, float] = {}
 
@@ -127,12 +132,18 @@ class SearchAgent:
         if self.belief is not None:
             self.belief.start_game(seat, num_players)
 
+    def observe(self, view: PlayerView) -> None:
+        """The table after any seat's action: the belief, if any, follows it."""
+        if self.belief is not None:
+            self.belief.observe(view)
+
     def act(self, observation: AgentObservation) -> int:
         """The heuristic's move, unless this decision is searched and the search overrules it. The
         belief, if any, sees every view first (searched or not, forced or not)."""
         legal = observation.legal_actions
         self.last_search = {}
         self.dealt = []
+        self.dealt_weights = []
         if self.belief is not None:
             self.belief.observe(observation.view)
         if len(legal) == 1:
@@ -153,19 +164,35 @@ class SearchAgent:
 
     def determinization(self, view: PlayerView) -> State:
         """The next determinization of the search at ``view``: a fresh sample of the sampler, or
-        a copy of the next of the batch the belief dealt for this decision (a new batch when it runs
-        out: ``iterations`` states, or :data:`BELIEF_BATCH` without an iteration cap). Resampling
-        repeats states, so each copy gets its own generator for the chance events to come."""
+        the next of the states the belief dealt for this decision, resampled by their weights (a
+        new batch when they run out: ``iterations`` states, or :data:`BELIEF_BATCH` without an
+        iteration cap)."""
+        return self._deal(view, False)[0]
+
+    def weighted_determinization(self, view: PlayerView) -> tuple[State, float]:
+        """The next determinization and its importance weight: with ``belief_weights`` the belief's
+        states come as drawn, each with its weight (no state repeats); otherwise as
+        :meth:`determinization`, with weight 1."""
+        return self._deal(view, self.belief_weights)
+
+    def _deal(self, view: PlayerView, weighted: bool) -> tuple[State, float]:
         belief = self.belief
         if belief is None:
-            return self.sampler(view, self.rng)
+            return self.sampler(view, self.rng), 1.0
         if not self.dealt:
             generator = np.random.default_rng(self.rng.getrandbits(63))
-            dealt = belief.sample_states(view, generator, self.iterations or BELIEF_BATCH)
+            count = self.iterations or BELIEF_BATCH
+            if weighted:
+                states, weights = belief.weighted_states(view, generator, count)
+            else:
+                states, weights = belief.sample_states(view, generator, count), [1.0] * count
             # Resampling keeps the candidates' order with repeats side by side: shuffle, so a search
             # stopped early (time, a decisive lead) still gets a fair share of the batch.
-            self.dealt = [dealt[index] for index in generator.permutation(len(dealt))]
-        return self.dealt.pop().clone(rng=np.random.default_rng(self.rng.getrandbits(63)))
+            order = generator.permutation(len(states))
+            self.dealt = [states[index] for index in order]
+            self.dealt_weights = [weights[index] for index in order]
+        # Resampled states repeat: each copy gets its own generator for the chance events to come.
+        return self.dealt.pop().clone(rng=np.random.default_rng(self.rng.getrandbits(63))), self.dealt_weights.pop()
 
     # ------------------------------------------------------------------ the budget
     def deadline(self, start: float) -> float | None:

@@ -43,16 +43,27 @@ from biblios_env.engine.state import NO_SEAT, State
 from biblios_env.engine.views import PlayerView, player_view
 
 
-def _best_against(rewards: list[list[float]], base_index: int) -> tuple[int, float]:
-    """The move with the best mean reward and its paired advantage over move ``base_index`` in
-    standard errors (0 when it is that move, or with fewer than two rounds)."""
+def _best_against(rewards: list[list[float]], weights: list[float], base_index: int) -> tuple[int, float]:
+    """The move with the best weighted mean reward and its paired advantage over move
+    ``base_index`` in standard errors (0 when it is that move, or with too little evidence).
+
+    ``weights`` are the determinizations' importance weights (all 1 without a weighting belief).
+    The standard error is the self-normalised importance sampling one, ``sum w^2 (d - mean)^2 /
+    (sum w)^2``, corrected for the effective number of determinizations ``n = (sum w)^2 / sum w^2``
+    by ``n / (n - 1)``; under two states of evidence there is no verdict. A few heavy states are
+    little evidence however many light ones there are. With equal weights this is the plain paired
+    t statistic."""
     rounds = len(rewards[base_index])
-    best = max(range(len(rewards)), key=lambda index: sum(rewards[index]))
-    if best == base_index or rounds < 2:
+    best = max(range(len(rewards)), key=lambda index: sum(w * r for w, r in zip(weights, rewards[index])))
+    total = sum(weights)
+    squares = sum(w * w for w in weights)
+    effective = total * total / squares if squares > 0 else 0.0
+    if best == base_index or rounds < 2 or effective < 2.0:
         return base_index, 0.0
     diffs = [a - b for a, b in zip(rewards[best], rewards[base_index], strict=True)]
-    mean = sum(diffs) / rounds
-    spread = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (rounds - 1) / rounds)
+    mean = sum(w * d for w, d in zip(weights, diffs)) / total
+    scatter = sum(w * w * (d - mean) ** 2 for w, d in zip(weights, diffs))
+    spread = math.sqrt(scatter / (effective - 1) / total * (effective / total))
     if spread == 0.0:
         return best, math.inf if mean > 0 else 0.0
     return best, mean / spread
@@ -93,6 +104,7 @@ class FlatSearch(SearchAgent):
         rng = self.rng
         me = view.seat
         rewards: list[list[float]] = [[] for _ in moves]
+        weights: list[float] = []
         start = time.perf_counter()
         deadline = self.deadline(start)
         rounds = 0
@@ -100,13 +112,14 @@ class FlatSearch(SearchAgent):
         modelled = self.value_model and view.decision == DECISION_BID
         my_limit = self.heuristic.bid_limit(view, self.heuristic.assess(view)) if modelled else 0
         base_index = next(index for index, (key, _) in enumerate(moves) if key == default)
-        while self.budget_left(rounds, deadline) and not self._decided(rewards, base_index, rounds):
+        while self.budget_left(rounds, deadline) and not self._decided(rewards, weights, base_index, rounds):
             rounds += 1
             if modelled:
-                base, limits = self.bidding_sample(view)
+                base, weight, limits = self.bidding_sample(view)
                 limits[me] = my_limit
             else:
-                base, limits = self.determinization(view), []
+                (base, weight), limits = self.weighted_determinization(view), []
+            weights.append(weight)
             chance_seed = rng.getrandbits(63)
             policy_seed = rng.getrandbits(63)
             for index, (_key, action) in enumerate(moves):
@@ -119,21 +132,21 @@ class FlatSearch(SearchAgent):
                 rewards[index].append(self.rewards(state)[me])
         self.policy.rng = rng
         self.record_search(rounds, simulated, start)
-        best, z = _best_against(rewards, base_index)
+        best, z = _best_against(rewards, weights, base_index)
         return moves[best][1] if z > self.gate else moves[base_index][1]
 
-    def _decided(self, rewards: list[list[float]], base_index: int, rounds: int) -> bool:
+    def _decided(self, rewards: list[list[float]], weights: list[float], base_index: int, rounds: int) -> bool:
         """Sequential stopping: from ``min_iterations`` on (checked every 10 rounds), stop once
         the best move's paired advantage over the heuristic's is ``decisive`` standard errors
         beyond the gate either way, so clear decisions leave time for close ones."""
         if not self.decisive or rounds < self.min_iterations or rounds % 10:
             return False
-        _, z = _best_against(rewards, base_index)
+        _, z = _best_against(rewards, weights, base_index)
         return z >= self.gate + self.decisive or z <= self.gate - self.decisive
 
     # ------------------------------------------------------------------ the opponent model
-    def bidding_sample(self, view: PlayerView) -> tuple[State, list[int]]:
-        """A determinization and every bidder's limit on the card under auction, as the ``value``
+    def bidding_sample(self, view: PlayerView) -> tuple[State, float, list[int]]:
+        """A determinization, its weight and every bidder's limit on the card under auction, as the ``value``
         heuristic would set it from that seat's view of the sample; among a few samples the first
         whose limits agree with the bidding so far (the high bidder's limit covers its bid, a seat
         that passed would not pay more than the high bid), else the one that disagrees least.
@@ -142,10 +155,10 @@ class FlatSearch(SearchAgent):
         n, me = view.num_players, view.seat
         high_bidder = NO_SEAT if view.high_bidder == NO_SEAT else (me + view.high_bidder) % n
         passed = [view.passed[(seat - me) % n] for seat in range(n)]
-        best: tuple[int, State, list[int]] | None = None
+        best: tuple[int, State, float, list[int]] | None = None
         tries = self.consistency_tries if self.belief is None else 1
         for _ in range(tries):
-            state = self.determinization(view)
+            state, weight = self.weighted_determinization(view)
             limits = [0] * n
             disagreements = 0
             for seat in range(n):
@@ -156,11 +169,11 @@ class FlatSearch(SearchAgent):
                 too_low = seat == high_bidder and limits[seat] < view.high_bid
                 disagreements += too_low or (passed[seat] and limits[seat] > view.high_bid)
             if best is None or disagreements < best[0]:
-                best = (disagreements, state, limits)
+                best = (disagreements, state, weight, limits)
             if not disagreements:
                 break
         assert best is not None  # consistency_tries >= 1
-        return best[1], best[2]
+        return best[1], best[2], best[3]
 
 
 def finish_bidding(state: State, limits: list[int], card: int, pile_size: int) -> int:

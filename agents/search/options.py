@@ -75,6 +75,7 @@ SPEC_DEFAULTS: Final[dict[str, Any]] = {
     "decisive": 0.0,
     "min_iterations": 20,
     "belief": PlainBelief.name,
+    "belief_weights": False,
 }
 
 
@@ -109,6 +110,9 @@ class SearchOptions:
         belief: how the determinizations deal the opponents' hidden cards, by the name of a belief
             of :mod:`agents.belief`: ``none`` the sampler alone (uniform over the unseen cards),
             ``bids`` weighted by what the opponents' bids reveal.
+        belief_weights: the flat search plays the belief's states as drawn and weights each by the
+            belief in its means and its gate (the evidence counted as the effective number of
+            states), instead of states resampled by those weights, which repeat.
     """
 
     iterations: int | None = 60
@@ -128,6 +132,7 @@ class SearchOptions:
     decisive: float = 0.0
     min_iterations: int = 20
     belief: str = PlainBelief.name
+    belief_weights: bool = False
 
     def __post_init__(self) -> None:
         """Check every option (ValueError naming the first bad one) and store numbers as their
@@ -146,6 +151,7 @@ class SearchOptions:
         self._set("margin_weight", float(self.margin_weight))
         self._set("temperature", float(self.temperature))
         self._set("search_refuse", bool(self.search_refuse))
+        self._set("belief_weights", bool(self.belief_weights))
         if not isinstance(self.belief, str) or self.belief not in BELIEFS:
             raise ValueError(f"belief must be one of {tuple(BELIEFS)}, got {self.belief!r}")
 

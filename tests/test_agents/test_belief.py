@@ -79,6 +79,9 @@ def test_samples_agree_with_everything_the_seat_saw(num_players: int) -> None:
     assert len(states) == 6
     for state in states:
         assert player_view(state, 0) == view
+    drawn, weights = belief.weighted_states(view, np.random.default_rng(2), 6)  # unresampled, weighted
+    assert all(player_view(state, 0) == view for state in drawn)
+    assert weights == belief.weights(view, drawn) and max(weights) == 1.0 and len(weights) == 6
 
 
 def test_weights_reward_states_that_agree_with_the_bids() -> None:
@@ -198,3 +201,6 @@ def test_the_measurement_command_runs(capsys: pytest.CaptureFixture[str]) -> Non
     lines = capsys.readouterr().out.splitlines()
     assert [line.split(":")[0] for line in lines] == ["belief none", "belief bids"]
     assert all("limit MAE" in line and "decisions of 1 games" in line for line in lines)
+    own_views = ["--games", "1", "--samples", "2", "--belief", "bids", "--views", "own", "--no-progress"]
+    assert belief_error.main(own_views) == 0
+    assert "belief bids: limit MAE" in capsys.readouterr().out

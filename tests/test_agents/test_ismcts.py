@@ -4,7 +4,9 @@ search's action abstraction."""
 
 from __future__ import annotations
 
+import math
 import random
+import statistics
 import time
 from collections.abc import Callable
 
@@ -15,6 +17,7 @@ from agents.heuristics import ValueAgent
 from agents.random_agent import RandomAgent
 from agents.search import FlatSearch, SearchAgent, SearchOptions, TreeSearch
 from agents.search.common import PAY_MOVE
+from agents.search.flat import _best_against
 from agents.search.options import SEARCHABLE
 from biblios_env.actions import BID_BASE, PASS, REFUSE
 from biblios_env.agent_interface import Agent, AgentObservation
@@ -248,3 +251,17 @@ def test_a_search_without_a_budget_is_refused() -> None:
 
     with pytest.raises(ValueError, match=r"^the search needs a budget: iterations, time_limit or both$"):
         make_agent("ismcts", iterations=None, time_limit=None)
+
+
+def test_the_gate_weighs_determinizations_and_counts_the_effective_evidence() -> None:
+    """Equal weights give the plain paired t statistic; a zero weight drops a determinization;
+    one heavy state among light ones is about one state of evidence, too little to pass."""
+    rewards = [[0.0, 1.0, 0.0, 1.0, 0.5], [1.0, 1.0, 0.5, 1.0, 1.0]]
+    diffs = [b - a for a, b in zip(*rewards, strict=True)]
+    mean = statistics.fmean(diffs)
+    t = mean / (statistics.stdev(diffs) / math.sqrt(len(diffs)))
+    best, z = _best_against(rewards, [1.0] * 5, 0)
+    assert best == 1 and z == pytest.approx(t)
+    with_a_dropped_round = [[*rewards[0], 1.0], [*rewards[1], -5.0]]
+    assert _best_against(with_a_dropped_round, [1.0] * 5 + [0.0], 0) == (best, z)
+    assert _best_against(rewards, [1e-9] * 4 + [1.0], 0) == (0, 0.0)

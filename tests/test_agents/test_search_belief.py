@@ -174,3 +174,50 @@ def test_a_belief_search_that_reads_the_table_is_caught() -> None:
 
     pairs = decisions_on_indistinguishable_tables(2, Leaky, leak)
     assert any(real != twin for real, twin in pairs)
+
+
+def test_a_tournament_game_shows_the_belief_every_action() -> None:
+    """``play_game`` shows the search agent (an Observer) the table after every action, so at three
+    players its belief sees the bids made between its turns: one view per decision of the game,
+    plus the view of each of its own decisions."""
+    belief = CountingBelief()
+    agents = [belief_search(2, belief), ValueAgent(), ValueAgent()]
+    result = play_game(agents, seed=31, agent_seeds=[0, 1, 2])
+    assert len(belief.observed) == sum(result.decisions) + result.decisions[0]
+
+
+class WeighingBelief(CountingBelief):
+    """Notes the weights it hands out too."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.handed: list[float] = []
+
+    def weighted_states(
+        self, view: PlayerView, rng: np.random.Generator, count: int
+    ) -> tuple[list[State], list[float]]:
+        states, weights = super().weighted_states(view, rng, count)
+        self.batches.append(count)
+        self.handed.extend(weights)
+        return states, weights
+
+
+def test_belief_weights_deal_the_states_as_drawn_with_their_weights() -> None:
+    """With ``belief_weights`` the flat search takes the belief's states unresampled, each with the
+    weight the belief gives it; without, resampled states of weight 1."""
+    assert build_agent(parse_agent_spec("ismcts:belief=bids,belief_weights=true")).belief_weights is True
+    assert make_agent("ismcts").belief_weights is False
+    view = player_view(Game(2, seed=4).state, 0)
+    for weighted in (True, False):
+        belief = WeighingBelief()
+        agent = FlatSearch(SearchOptions(iterations=4, belief="bids", belief_weights=weighted), seed=3)
+        agent.belief = belief
+        agent.start_game(0, 2, seed=1)
+        belief.observe(view)
+        dealt = [agent.weighted_determinization(view) for _ in range(4)]
+        assert all(player_view(state, 0) == view for state, _ in dealt)
+        assert belief.batches == [4]
+        if weighted:
+            assert sorted(weight for _, weight in dealt) == sorted(belief.handed)
+        else:
+            assert not belief.handed and [weight for _, weight in dealt] == [1.0] * 4

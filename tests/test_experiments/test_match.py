@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from biblios_env.agent_interface import AgentObservation
+from agents.heuristics import ValueAgent
+from biblios_env.agent_interface import AgentObservation, Observer
 from biblios_env.engine import Game, IllegalActionError
 from biblios_env.engine.config import GameConfig
 from biblios_env.engine.log import load_log
-from biblios_env.engine.views import player_view
-from experiments.match import build_agent, parse_agent_spec, play_game, play_out, seat_observation
+from biblios_env.engine.views import PlayerView, player_view
+from experiments.match import AgentError, build_agent, parse_agent_spec, play_game, play_out, seat_observation
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])
@@ -75,3 +76,44 @@ def test_play_game_plays_its_game_config_and_refuses_one_for_another_table(tmp_p
     assert load_log(tmp_path / "log.json").config == config
     with pytest.raises(ValueError, match=r"^2 agents cannot play a 3-player game: GameConfig\(num_players=3"):
         play_game(agents[:2], 5, game_config=config)
+
+
+class Watcher:
+    """The ``value`` heuristic that also keeps every view ``observe`` shows it."""
+
+    name = "watcher"
+
+    def __init__(self, crash: bool = False) -> None:
+        self.heuristic = ValueAgent()
+        self.crash = crash
+        self.seat = -1
+        self.seen: list[PlayerView] = []
+
+    def start_game(self, seat: int, num_players: int, seed: int | None = None) -> None:
+        self.seat = seat
+        self.heuristic.start_game(seat, num_players, seed)
+
+    def act(self, observation: AgentObservation) -> int:
+        return self.heuristic.act(observation)
+
+    def observe(self, view: PlayerView) -> None:
+        if self.crash:
+            raise RuntimeError("lost my glasses")
+        self.seen.append(view)
+
+
+def test_play_game_shows_an_observer_its_view_after_every_action() -> None:
+    """Whoever acted: one view of the observer's own seat after each decision asked, the same game."""
+    watcher = Watcher()
+    assert isinstance(watcher, Observer) and not isinstance(ValueAgent(), Observer)
+    result = play_game([ValueAgent(), watcher, ValueAgent()], 21, agent_seeds=[1, 2, 3])
+    assert len(watcher.seen) == sum(result.decisions)
+    assert all(view.seat == 1 for view in watcher.seen)
+    assert len({view.current_player for view in watcher.seen}) > 1  # between its own turns too
+    plain = play_game([ValueAgent(), ValueAgent(), ValueAgent()], 21, agent_seeds=[1, 2, 3])
+    assert (plain.vp, plain.actions) == (result.vp, result.actions)  # watching changes nothing
+
+
+def test_an_observer_that_crashes_is_named() -> None:
+    with pytest.raises(AgentError, match=r"agent 'watcher' in seat 1 crashed observing the game .*lost my glasses"):
+        play_game([ValueAgent(), Watcher(crash=True)], 5)
