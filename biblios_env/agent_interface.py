@@ -81,6 +81,35 @@ class Observer(Protocol):
         ...
 
 
+@runtime_checkable
+class BatchAgent(Protocol):
+    """A policy that acts for many games at once from their observation vectors and masks (a
+    network: one forward for all the games where it is to act). The batched games
+    (:mod:`biblios_env.vector`) call it with the rows of every game where it plays the acting
+    seat; it keeps nothing between calls, so one object serves any number of games and seats."""
+
+    name: str
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """One legal action id per row: ``observations`` ``(k, 1134)`` float32, ``action_masks``
+        ``(k, 266)`` int8; returns ``(k,)`` integers."""
+        ...
+
+
+class UniformBatchAgent:
+    """Uniformly random legal actions for a batch, from its own seeded generator (the batched
+    games' default opponent)."""
+
+    name = "uniform"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        noise = self.rng.random(action_masks.shape, dtype=np.float32)
+        return np.argmax(noise * action_masks, axis=1)
+
+
 class UniformRandomAgent:
     """A uniformly random legal action, from its own generator seeded by :meth:`start_game` (the
     same seed gives the same choices). It lives beside the interface because both layers need

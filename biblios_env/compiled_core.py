@@ -56,6 +56,7 @@ COMPILED_MODULES: Final = (
     "biblios_env.engine.views",
     "biblios_env.engine.game",
     "biblios_env.engine.sampling",
+    "biblios_env.vector.stepping",
     "agents.card_values",
     "agents.rollout_policy",
     "agents.heuristics",

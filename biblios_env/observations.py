@@ -12,10 +12,11 @@ compare the two over random games, and the leakage tests run on it).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Final, NamedTuple
 
 import numpy as np
+from librt.strings import BytesWriter
 
 from biblios_env.actions import MAX_BID
 from biblios_env.cards import CARD_VALUE, DIE_MAX, IS_GOLD, NUM_CARDS, NUM_CATEGORIES
@@ -101,30 +102,116 @@ def _offsets() -> dict[str, slice]:
 SLICES: Final[dict[str, slice]] = _offsets()
 OBSERVATION_SIZE: Final = sum(piece.size for piece in PIECES)
 
-#: Where each piece starts in the observation.
-#: ``Final[int]`` each: the compiled build reads them as C constants, not from the module's dict.
-_START: Final[dict[str, int]] = {name: s.start for name, s in SLICES.items()}
-_NUM_PLAYERS: Final[int] = _START["num_players"]
-_PHASE: Final[int] = _START["phase"]
-_DECISION: Final[int] = _START["decision"]
-_DICE: Final[int] = _START["dice"]
-_HIGH_BIDDER: Final[int] = _START["high_bidder"]
-_PASSED: Final[int] = _START["passed"]
-_EXCLUDED: Final[int] = _START["excluded"]
-_ACTIVE: Final[int] = _START["active_player"]
-_CURRENT: Final[int] = _START["current_player"]
-_FIRST: Final[int] = _START["first_player"]
-_PRESENT: Final[int] = _START["seats_present"]
-_SCALARS: Final[int] = _START["dice_value"]  # every piece before this one holds only 0s and 1s
-_CARD_BLOCK_END: Final[int] = _START["num_players"]  # the card-set rows end where the flags begin
-_ZERO_FLAGS: Final = bytes(_SCALARS - _CARD_BLOCK_END)
-#: ``_CARD_ROW[card]``: the one-hot row of a single card; ``_CARD_ROW[NO_CARD]`` (index -1) is all zeros.
-_CARD_ROW: Final = (
-    *(bytes(card) + b"\x01" + bytes(NUM_CARDS - card - 1) for card in range(NUM_CARDS)),
-    bytes(NUM_CARDS),
+
+def _one_hot_rows(size: int) -> tuple[bytes, ...]:
+    """``rows[i]``: a piece of ``size`` bytes with a 1 at ``i``; ``rows[size]``: all zeros."""
+    return (*(bytes(index) + b"\x01" + bytes(size - index - 1) for index in range(size)), bytes(size))
+
+
+#: The card sets, one 87-byte row each (the opponents' three), as :func:`encode` and
+#: :func:`encode_state_counts` write them ...
+_CARD_PIECES: Final = (
+    "hand",
+    "drawn_card",
+    "kept_card",
+    "common_area",
+    "own_auction_cards",
+    "auction_card",
+    "church_card",
+    "payment_cards",
+    "known_discard",
+    "opponent_cards",
 )
+#: ... then the pieces :func:`_write_flags_and_scalars` writes, in this order, each from a table of bytes
+#: below (the layout is checked against :data:`PIECES` at import, so the two cannot drift).
+_FLAG_PIECES: Final = (
+    "num_players",
+    "phase",
+    "decision",
+    "dice",
+    "high_bidder",
+    "passed",
+    "excluded",
+    "active_player",
+    "current_player",
+    "first_player",
+    "seats_present",
+)
+#: ... then the scalars, one byte each (see :func:`_write_flags_and_scalars`).
+_SCALAR_PIECES: Final = (
+    "dice_value",
+    "hand_gold",
+    "quota",
+    "high_bid",
+    "payment_progress",
+    "hand_sizes",
+    "pile_sizes",
+)
+
+
+def _check_packing_order() -> None:
+    """The encoders write the pieces in :data:`PIECES` order: card sets, flags, scalars."""
+    names = tuple(piece.name for piece in PIECES)
+    if names != _CARD_PIECES + _FLAG_PIECES + _SCALAR_PIECES:
+        raise AssertionError("the observation encoders write the pieces in another order than PIECES declares")
+
+
+_check_packing_order()
+
+#: ``_CARD_ROW[card]``: the one-hot row of a single card; ``_CARD_ROW[NO_CARD]`` (index -1) is all zeros.
+_CARD_ROW: Final = _one_hot_rows(NUM_CARDS)
 _NO_CARDS_ROW: Final = _CARD_ROW[NO_CARD]
-_OPPONENT_PADDING: Final = {n: bytes(NUM_CARDS * (MAX_PLAYERS - n)) for n in PLAYER_COUNTS}
+#: By player count: the rows of the opponent seats that are not in the game, and their hand sizes.
+_OPPONENT_PADDING: Final = tuple(bytes(NUM_CARDS * max(MAX_PLAYERS - n, 0)) for n in range(MAX_PLAYERS + 1))
+_OPPONENT_SIZES_PADDING: Final = tuple(bytes(max(MAX_PLAYERS - n, 0)) for n in range(MAX_PLAYERS + 1))
+#: The flags are written in four groups, each one ready-made row of bytes from a table indexed by
+#: the group's values (:func:`_write_flags_and_scalars`): a Python-level step costs far more than copying bytes.
+_NUM_PHASES: Final[int] = len(Phase)
+_NUM_DECISIONS: Final[int] = len(Decision)
+_NO_AUCTION: Final[int] = MAX_PLAYERS + 1  # the high-bidder index outside an auction
+_NOBODY: Final[int] = MAX_PLAYERS  # the current-player index once the game is over
+
+
+def _join_rows(*rows: bytes) -> bytes:
+    return b"".join(rows)
+
+
+def _seat_set(bits: int) -> bytes:
+    """Per-seat flags from a bit mask: byte ``r`` is bit ``r`` of ``bits`` (passed, excluded, present)."""
+    return bytes((bits >> seat) & 1 for seat in range(MAX_PLAYERS))
+
+
+#: ``num_players``, ``phase``, ``decision`` by ``((n - 2) * phases + phase) * decisions + decision``.
+_GAME_ROWS: Final = tuple(
+    _join_rows(players, phase, decision)
+    for players in _one_hot_rows(len(PLAYER_COUNTS))[:-1]
+    for phase in _one_hot_rows(_NUM_PHASES)[:-1]
+    for decision in _one_hot_rows(_NUM_DECISIONS)[:-1]
+)
+#: ``dice`` by the dice read as a base-6 number (die ``k`` the ``k``-th digit, value - 1).
+_DICE_ROWS: Final = tuple(
+    _join_rows(*(_one_hot_rows(DIE_MAX)[(key // DIE_MAX**category) % DIE_MAX] for category in range(NUM_CATEGORIES)))
+    for key in range(DIE_MAX**NUM_CATEGORIES)
+)
+#: ``high_bidder``, ``passed``, ``excluded`` by ``(high bidder index * 16 + passed bits) * 16 +
+#: excluded bits``: the index is the relative seat, ``MAX_PLAYERS`` for no bid yet, ``_NO_AUCTION``
+#: (all zeros) outside an auction; the bits by relative seat (:func:`_seat_bits`).
+_BIDDING_ROWS: Final = tuple(
+    _join_rows(high_bidder, _seat_set(passed), _seat_set(excluded))
+    for high_bidder in _one_hot_rows(MAX_PLAYERS + 1)
+    for passed in range(1 << MAX_PLAYERS)
+    for excluded in range(1 << MAX_PLAYERS)
+)
+#: ``active_player``, ``current_player``, ``first_player``, ``seats_present`` by
+#: ``((active * 5 + current) * 4 + first) * 3 + n - 2``, relative seats, current ``_NOBODY`` at the end.
+_SEAT_ROWS: Final = tuple(
+    _join_rows(active, current, first, _seat_set((1 << players) - 1))
+    for active in _one_hot_rows(MAX_PLAYERS)[:-1]
+    for current in _one_hot_rows(MAX_PLAYERS)
+    for first in _one_hot_rows(MAX_PLAYERS)[:-1]
+    for players in PLAYER_COUNTS
+)
+_GOLD_COINS: Final = tuple(CARD_VALUE[card] if IS_GOLD[card] else 0 for card in range(NUM_CARDS))
 
 
 def _scale_vector() -> np.ndarray:
@@ -141,6 +228,9 @@ _SCALE.flags.writeable = False
 #: non-negative integer counts times this, so datasets can store the counts as ``uint8``
 #: (:func:`observation_counts`) and rebuild observations exactly by multiplying.
 OBSERVATION_SCALE: Final = _SCALE
+#: Where the scaled entries begin: every piece before holds only 0s and 1s, so a batch of counts
+#: converts there by a plain cast (:mod:`biblios_env.vector`).
+SCALED_FROM: Final[int] = SLICES[_SCALAR_PIECES[0]].start
 
 
 def observation_counts(observations: np.ndarray) -> np.ndarray:
@@ -148,28 +238,10 @@ def observation_counts(observations: np.ndarray) -> np.ndarray:
     return np.rint(np.asarray(observations, np.float32) / _SCALE).astype(np.uint8)
 
 
-# The constant pieces written into an observation by slice assignment are bytearrays: a bytes
-# value would be copied into a temporary bytearray first at each assignment.
-_PRESENT_BYTES: Final = {n: bytearray(b"\x01" * n) for n in PLAYER_COUNTS}
-_SIZE_PADDING: Final = {n: (0,) * (MAX_PLAYERS - n) for n in PLAYER_COUNTS}
-_GOLD_COINS: Final = tuple(CARD_VALUE[card] if IS_GOLD[card] else 0 for card in range(NUM_CARDS))
-_DICE_SIZE: Final[int] = NUM_CATEGORIES * DIE_MAX
 # numpy's functions, bound once: the compiled build would look each up on the module every call.
 _MULTIPLY: Final = np.multiply
 _FROM_BUFFER: Final = np.frombuffer
 _UINT8: Final = np.uint8
-
-
-def _dice_row(dice: tuple[int, ...]) -> bytearray:
-    """The dice one-hot piece for one combination of die values (never modified once cached)."""
-    row = bytearray(_DICE_SIZE)
-    for category, die in enumerate(dice):
-        row[DIE_MAX * category + die - 1] = 1
-    return row
-
-
-#: Dice one-hot pieces by die values, filled as combinations occur (at most 6**5 = 7,776).
-_DICE_ROWS: dict[tuple[int, ...], bytearray] = {}
 
 
 def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
@@ -197,24 +269,22 @@ def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
             [indicator_row(cards) for cards in view.opponent_cards],
         )
     bidding = view.auction_card != NO_CARD
-    own_face_down = view.own_face_down_discard
-    payment_cards = view.payment_cards
-    card_rows = [
-        hand_row,
-        _CARD_ROW[view.drawn_card],
-        _CARD_ROW[view.kept_card],
-        common_row,
-        own_auction_row,
-        _CARD_ROW[view.auction_card],
-        _CARD_ROW[view.church_card],
-        indicator_row(payment_cards) if bidding and payment_cards else _NO_CARDS_ROW,
-        _with_cards(discard_row, own_face_down) if own_face_down else discard_row,
-        *opponent_rows,
-    ]
-    turn = (view.phase, view.decision, view.current_player, view.active_player, view.first_player, view.dice)
+    writer = BytesWriter()
+    writer.write(hand_row)
+    writer.write(_CARD_ROW[view.drawn_card])
+    writer.write(_CARD_ROW[view.kept_card])
+    writer.write(common_row)
+    writer.write(own_auction_row)
+    writer.write(_CARD_ROW[view.auction_card])
+    writer.write(_CARD_ROW[view.church_card])
+    _write_known_cards(writer, view.payment_cards if bidding else [], discard_row, view.own_face_down_discard)
+    for row in opponent_rows:
+        writer.write(row)
+    turn = (view.phase, view.decision, view.current_player, view.active_player, view.first_player, list(view.dice))
+    quota = view.quota
     counts = (
         view.hand,
-        view.quota,
+        (quota[0], quota[1], quota[2]),
         view.high_bid if bidding else 0,
         view.payment_count if bidding else 0,
         view.payment_value if bidding else 0,
@@ -223,41 +293,52 @@ def encode(view: PlayerView, out: np.ndarray | None = None) -> np.ndarray:
         view.auction_pile_size,
         len(view.common_area),
     )
-    bidders = (view.high_bidder, view.passed, view.excluded) if bidding else None
-    return _pack(view.num_players, card_rows, turn, bidders, counts, out)
+    bidders: _Bidders = None
+    if bidding:
+        bidders = (view.high_bidder, _seat_bits(view.passed, 0), _seat_bits(view.excluded, 0))
+    _write_flags_and_scalars(writer, view.num_players, turn, bidders, counts)
+    return _scaled(writer.getvalue(), out)
 
 
 def encode_state(state: State, seat: int, out: np.ndarray | None = None) -> np.ndarray:
     """``encode(player_view(state, seat))``, read straight from the state without building the view.
 
     The environment observes at every step, and the view's 42 fields cost about as much as
-    the encoding itself. What the seat may see is decided where the view's is:
+    the encoding itself. A property test checks both paths give identical vectors over random
+    games of every size.
+    """
+    return _scaled(encode_state_counts(state, seat), out)
+
+
+def encode_state_counts(state: State, seat: int) -> bytes:
+    """The observation of ``seat`` as its integer counts, one byte per entry (the vector of
+    :func:`encode_state` divided by :data:`OBSERVATION_SCALE`): what the batched games join
+    into one array, converting a whole batch to floats at once.
+
+    What the seat may see is decided where the view's is:
     :func:`~biblios_env.engine.visibility.seat_secrets` (drawn and kept cards only to their
     owner, a payment in progress only to the payer); like the view, it reads only the observer's
-    own face-down discards and hand. A property test checks both paths give identical vectors
-    over random games of every size.
+    own face-down discards and hand.
     """
     n = state.num_players
     drawn_card, kept_card, quota, sees_payment, hand_sizes = seat_secrets(state, seat)
     current = state.current_player
-    auction_card = state.auction_card
-    bidding = auction_card != NO_CARD
+    bidding = state.auction_card != NO_CARD
     payment = state.payment
-    own_face_down = state.private_discard[seat]
+    writer = BytesWriter()
+    writer.write(state.hand_rows[seat])
+    writer.write(_CARD_ROW[drawn_card])
+    writer.write(_CARD_ROW[kept_card])
+    writer.write(state.common_row)
+    writer.write(state.contribution_rows[seat])
+    writer.write(_CARD_ROW[state.auction_card])
+    writer.write(_CARD_ROW[state.church_card])
+    _write_known_cards(
+        writer, payment if sees_payment and bidding else [], state.public_discard_row, state.private_discard[seat]
+    )
     public_hand_rows = state.public_hand_rows
-    card_rows = [
-        state.hand_rows[seat],
-        _CARD_ROW[drawn_card],
-        _CARD_ROW[kept_card],
-        state.common_row,
-        state.contribution_rows[seat],
-        _CARD_ROW[auction_card],
-        _CARD_ROW[state.church_card],
-        indicator_row(payment) if sees_payment and payment and bidding else _NO_CARDS_ROW,
-        _with_cards(state.public_discard_row, own_face_down) if own_face_down else state.public_discard_row,
-        *public_hand_rows[seat + 1 :],
-        *public_hand_rows[:seat],
-    ]
+    for offset in range(1, n):
+        writer.write(public_hand_rows[(seat + offset) % n])
     turn = (
         state.phase,
         state.decision,
@@ -282,96 +363,127 @@ def encode_state(state: State, seat: int, out: np.ndarray | None = None) -> np.n
         high_bidder = state.high_bidder
         bidders = (
             NO_SEAT if high_bidder == NO_SEAT else (high_bidder - seat) % n,
-            state.passed[seat:] + state.passed[:seat],
-            state.excluded[seat:] + state.excluded[:seat],
+            _seat_bits(state.passed, seat),
+            _seat_bits(state.excluded, seat),
         )
-    return _pack(n, card_rows, turn, bidders, counts, out)
+    _write_flags_and_scalars(writer, n, turn, bidders, counts)
+    return writer.getvalue()
 
 
-def _with_cards(row: bytes | bytearray, cards: Iterable[int]) -> bytearray:
-    """A copy of an indicator row with ``cards`` added (the known discard: public plus own face-down)."""
-    row = bytearray(row)
-    for card in cards:
-        row[card] = 1
-    return row
+def _write_known_cards(
+    writer: BytesWriter, payment_cards: Sequence[int], public_discard_row: bytearray, own_face_down: Sequence[int]
+) -> None:
+    """The observer's payment in progress (the cards it picked so far, seen only by it), then the
+    discards it knows: the public ones and its own face-down ones."""
+    if payment_cards:
+        writer.write(indicator_row(payment_cards))
+    else:
+        writer.write(_NO_CARDS_ROW)
+    if own_face_down:
+        discard_row = bytearray(public_discard_row)
+        for card in own_face_down:
+            discard_row[card] = 1
+        writer.write(discard_row)
+    else:
+        writer.write(public_discard_row)
 
 
-#: The parts of one observation, seats already relative to the observer. The card rows: one
-#: 87-byte indicator row per card-set piece in :data:`PIECES` order, the opponents' rows for
-#: the seats in the game only (the padding is added here).
-_CardRows = list[bytes | bytearray]
+def _seat_bits(flags: Sequence[bool], seat: int) -> int:
+    """Per-seat flags as a bit mask by seat relative to ``seat`` (bit ``r``: seat ``seat + r``)."""
+    n = len(flags)
+    bits = 0
+    for relative in range(n):
+        if flags[(seat + relative) % n]:
+            bits |= 1 << relative
+    return bits
+
+
+def _scaled(counts: bytes, out: np.ndarray | None) -> np.ndarray:
+    """The float32 observation of its counts (into ``out`` if given)."""
+    if out is None:
+        return _MULTIPLY(_FROM_BUFFER(counts, _UINT8), _SCALE)
+    return _MULTIPLY(_FROM_BUFFER(counts, _UINT8), _SCALE, out=out)
+
+
+#: The parts of one observation after its card-set rows, seats already relative to the observer.
 #: phase, decision, current player, active player, first player, dice.
-_Turn = tuple[int, int, int, int, int, Sequence[int]]
-#: While a card is under auction: the high bidder and who has passed or is excluded, per
-#: relative seat; ``None`` otherwise (the bidding context exists only then).
-_Bidders = tuple[int, Sequence[bool], Sequence[bool]] | None
+_Turn = tuple[int, int, int, int, int, list[int]]
+#: While a card is under auction: the high bidder and who has passed or is excluded (bit masks
+#: by relative seat, see :func:`_seat_bits`); ``None`` otherwise (the bidding context exists only then).
+_Bidders = tuple[int, int, int] | None
 #: The observer's hand (for its coins), quota, high bid, the observer's own payment so far
 #: (cards, coins), hand sizes, and the sizes of the draw pile, auction pile and common area.
-_Counts = tuple[Iterable[int], Sequence[int], int, int, int, Sequence[int], int, int, int]
+_Counts = tuple[list[int], tuple[int, int, int], int, int, int, list[int], int, int, int]
 
 
-def _pack(
-    n: int, card_rows: _CardRows, turn: _Turn, bidders: _Bidders, counts: _Counts, out: np.ndarray | None
-) -> np.ndarray:
-    """Write the observation from its parts: the card-set rows, then the flags, then the counts.
+def _write_flags_and_scalars(writer: BytesWriter, n: int, turn: _Turn, bidders: _Bidders, counts: _Counts) -> None:
+    """After the card-set rows of the seats in the game: the opponents' padding, the flags, then
+    the scalars (:data:`_FLAG_PIECES`, :data:`_SCALAR_PIECES`).
 
-    Written for speed (it runs at every environment step, and numpy calls and Python
-    loops over cards cost more than copying bytes): the card sets arrive as the engine's
-    87-byte indicator rows and are joined, the rest is written as small integers into one
-    ``bytearray``, and a single numpy multiplication by the pieces' scales makes the floats.
-    The parts are plain tuples and a list (unpacked here): both callers build every part at
-    every step, and named tuples would cost several times more. ``card_rows`` is the caller's
-    fresh list, extended here with the padding so that one ``join`` writes every row.
+    Written for speed (it runs at every environment step, and a Python-level write of one byte
+    into a ``bytearray`` costs as much as copying a row): every flag group is a ready-made row of
+    bytes from the tables above, and the scalars are appended one byte each to a
+    :class:`librt.strings.BytesWriter`, which the compiled build calls without Python objects.
     """
-    card_rows.append(_OPPONENT_PADDING[n])
-    card_rows.append(_ZERO_FLAGS)
-    bits = bytearray().join(card_rows)
     phase, decision, current, active, first, dice = turn
-    dice_key = tuple(dice)
-    dice_row = _DICE_ROWS.get(dice_key)
-    if dice_row is None:
-        dice_row = _DICE_ROWS[dice_key] = _dice_row(dice_key)
-    bits[_DICE : _DICE + _DICE_SIZE] = dice_row
-    bits[_NUM_PLAYERS + n - 2] = 1
-    bits[_PHASE + phase] = 1
-    bits[_DECISION + decision] = 1
-    bits[_ACTIVE + active] = 1
-    bits[_FIRST + first] = 1
-    bits[_PRESENT : _PRESENT + n] = _PRESENT_BYTES[n]
-    if current != NO_SEAT:
-        bits[_CURRENT + current] = 1
-    if bidders is not None:
-        high_bidder, passed, excluded = bidders
-        bits[_HIGH_BIDDER + (MAX_PLAYERS if high_bidder == NO_SEAT else high_bidder)] = 1
-        for relative in range(n):
-            if passed[relative]:
-                bits[_PASSED + relative] = 1
-            if excluded[relative]:
-                bits[_EXCLUDED + relative] = 1
     hand, quota, high_bid, payment_count, payment_value, hand_sizes, draw_pile_size, auction_pile_size, common_size = (
         counts
     )
+    high_bidder_index, passed, excluded = _NO_AUCTION, 0, 0
+    if bidders is not None:
+        high_bidder, passed, excluded = bidders
+        high_bidder_index = MAX_PLAYERS if high_bidder == NO_SEAT else high_bidder
+    dice_key = 0
+    for category in range(NUM_CATEGORIES - 1, -1, -1):
+        dice_key = dice_key * DIE_MAX + dice[category] - 1
+    current_index = _NOBODY if current == NO_SEAT else current
+    writer.write(_OPPONENT_PADDING[n])
+    writer.write(_GAME_ROWS[((n - 2) * _NUM_PHASES + phase) * _NUM_DECISIONS + decision])
+    writer.write(_DICE_ROWS[dice_key])
+    writer.write(_BIDDING_ROWS[(high_bidder_index << 8) + (passed << 4) + excluded])
+    writer.write(_SEAT_ROWS[((active * (MAX_PLAYERS + 1) + current_index) * MAX_PLAYERS + first) * 3 + n - 2])
+    # The scalars, in _SCALAR_PIECES order: dice values, gold, quota, high bid, payment progress,
+    # hand sizes padded to MAX_PLAYERS seats, pile sizes.
+    for die in dice:
+        writer.append(die)
     gold = 0
     for card in hand:
         gold += _GOLD_COINS[card]
-    bits += bytes(
-        (
-            *dice,
-            gold,
-            *quota,
-            high_bid,
-            payment_count,
-            payment_value,
-            *hand_sizes,
-            *_SIZE_PADDING[n],
-            draw_pile_size,
-            auction_pile_size,
-            common_size,
-        )
-    )
+    writer.append(gold)
+    writer.append(quota[0])
+    writer.append(quota[1])
+    writer.append(quota[2])
+    writer.append(high_bid)
+    writer.append(payment_count)
+    writer.append(payment_value)
+    for size in hand_sizes:
+        writer.append(size)
+    writer.write(_OPPONENT_SIZES_PADDING[n])
+    writer.append(draw_pile_size)
+    writer.append(auction_pile_size)
+    writer.append(common_size)
+
+
+#: The length of a global state vector (:func:`encode_global_state`): seat 0's observation, then
+#: 87-wide card indicators of every hand (seats 0..3, padded), the draw pile, the auction pile
+#: and the removed cards.
+STATE_SIZE: Final = OBSERVATION_SIZE + (MAX_PLAYERS + 3) * NUM_CARDS
+
+
+def encode_global_state(state: State, out: np.ndarray | None = None) -> np.ndarray:
+    """The whole table as one float32 vector of :data:`STATE_SIZE`, for centralized critics (the
+    PettingZoo env's ``state()``). It shows every hidden card: never give it to a player."""
     if out is None:
-        return _MULTIPLY(_FROM_BUFFER(bits, _UINT8), _SCALE)
-    return _MULTIPLY(_FROM_BUFFER(bits, _UINT8), _SCALE, out=out)
+        out = np.zeros(STATE_SIZE, dtype=np.float32)
+    else:
+        out[OBSERVATION_SIZE:] = 0.0
+    encode_state(state, 0, out[:OBSERVATION_SIZE])
+    base = OBSERVATION_SIZE
+    padding: list[list[int]] = [[]] * (MAX_PLAYERS - state.num_players)
+    for cards in (*state.hands, *padding, state.draw_pile, state.auction_pile, state.removed):
+        out[[base + card for card in cards]] = 1.0
+        base += NUM_CARDS
+    return out
 
 
 def decode(observation: np.ndarray) -> dict[str, np.ndarray]:

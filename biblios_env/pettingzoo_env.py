@@ -95,7 +95,14 @@ from biblios_env.engine.scoring import REWARDS, rewards
 from biblios_env.engine.setup import check_num_players
 from biblios_env.engine.views import PlayerView, player_view
 from biblios_env.layout import ENV_NAME, LAYOUT_FINGERPRINT
-from biblios_env.observations import HAND_SIZE_SCALE, MAX_PLAYERS, OBSERVATION_SIZE, SLICES, encode_state
+from biblios_env.observations import (
+    HAND_SIZE_SCALE,
+    OBSERVATION_SIZE,
+    SLICES,
+    STATE_SIZE,
+    encode_global_state,
+    encode_state,
+)
 from biblios_env.text import FULL_TABLE, Viewer, game_text
 
 RESET_OPTIONS: Final = ("deck", "auction_order", "first_player")
@@ -108,9 +115,6 @@ ILLEGAL_ACTIONS: Final = (RAISE, FORFEIT)
 FORFEIT_REWARD: Final = -1.0
 #: ``render_view`` for "whoever is to act" (the default; seat 0 once the game is over).
 CURRENT_SEAT: Final = "current"
-#: The length of :meth:`raw_env.state`: seat 0's observation, then 87-wide card indicators of
-#: every hand (seats 0..3, padded), the draw pile, the auction pile and the removed cards.
-STATE_SIZE: Final = OBSERVATION_SIZE + (MAX_PLAYERS + 3) * NUM_CARDS
 #: A run of ones to copy into the action mask (a consecutive range of legal bids).
 _ONES: Final = b"\x01" * NUM_ACTIONS
 
@@ -387,16 +391,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     def state(self) -> np.ndarray:
         """A global state vector for centralized critics: seat 0's observation, then every
         hand, the draw pile, the auction pile and the removed cards as card indicators."""
-        game = self._require_game()
-        state = game.state
-        out = np.zeros(STATE_SIZE, dtype=np.float32)
-        encode_state(state, 0, out[:OBSERVATION_SIZE])
-        base = OBSERVATION_SIZE
-        padding: list[list[int]] = [[]] * (MAX_PLAYERS - state.num_players)
-        for cards in (*state.hands, *padding, state.draw_pile, state.auction_pile, state.removed):
-            out[[base + card for card in cards]] = 1.0
-            base += NUM_CARDS
-        return out
+        return encode_global_state(self._require_game().state)
 
     def render(self) -> str | None:
         """The table as ``render_view`` chose: the acting seat's view, one seat's, or the full table."""

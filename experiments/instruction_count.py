@@ -1,8 +1,9 @@
 """Load-independent speed figures: CPU instructions per engine decision and per environment step.
 
 Wall-clock rates on shared machines swing by up to 2x within minutes; instruction counts
-do not. This script runs the benchmark's loops (random legal play, 3 players by default)
-under valgrind's callgrind twice, once with no games to count the start-up (imports,
+do not. This script runs the benchmarks' loops (random legal play, 3 players by default;
+``vector`` is the batched games, 16 at a time, the actions drawn in numpy) under valgrind's
+callgrind twice, once with no games to count the start-up (imports,
 first game), and reports the difference per decision / per step. Needs ``valgrind``
 (``apt-get install valgrind``); takes a few minutes, as valgrind runs code ~50x slower.
 
@@ -26,8 +27,9 @@ from typing import Final
 from biblios_env import env, raw_env
 from experiments.benchmark import engine_playouts, env_playouts
 from experiments.cli import HelpFormatter, invocation_note, program_name
+from experiments.vector_benchmark import vector_playouts
 
-LOOPS = ("engine", "raw_env", "env")
+LOOPS = ("engine", "raw_env", "env", "vector")
 _START_UP_SEED = 10_000
 #: The runs under valgrind must do the same work every time: a fixed hash seed, and numpy's
 #: BLAS on one thread (its idle worker threads spin for a varying number of instructions,
@@ -48,6 +50,9 @@ def run_loop(loop: str, num_players: int, games: int) -> int:
     if loop == "engine":
         engine_playouts(num_players, 1, seed=_START_UP_SEED)
         return engine_playouts(num_players, games, seed=0)
+    if loop == "vector":
+        vector_playouts(num_players, 1, seed=_START_UP_SEED)
+        return vector_playouts(num_players, games, seed=0)
     make = raw_env if loop == "raw_env" else env
     env_playouts(make, num_players, 1, seed=_START_UP_SEED)
     return env_playouts(make, num_players, games, seed=0)
@@ -116,7 +121,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         base, _ = _instructions(loop, args.players, 0)
         total, count = _instructions(loop, args.players, args.games)
         results[loop] = (total - base) / count
-        unit = "decision" if loop == "engine" else "step"
+        unit = "step" if loop in ("raw_env", "env") else "decision"
         print(
             f"{loop:8s} {args.players} players: {results[loop] / 1000:6.1f}k instructions per {unit} "
             f"({count:,} {unit}s in {args.games} games)",

@@ -2,7 +2,7 @@
 
 ``python tests/differential_games.py`` plays a fixed set of games (every player count, both
 penalty variants, open and strict bids; random play, the two heuristics and the default search;
-the engine directly and the PettingZoo environment) and prints, as JSON, which build ran and one
+the engine directly, the PettingZoo environment and the batched games) and prints, as JSON, which build ran and one
 SHA-256 per step of each game: the seat to act, its legal actions, its view, both observation
 encodings, the agent's choice and the search's statistics, then the game log and the scores.
 ``tests/test_project/test_compiled_core.py`` runs it once with ``BIBLIOS_PURE_PYTHON=1`` and once on the
@@ -108,9 +108,32 @@ def env_game(players: int, seed: int) -> list[str]:
     return steps
 
 
+def vector_games(players: int, seed: int, steps: int = 300) -> list[str]:
+    """A batch of 6 games through :class:`VectorGame` (autoresets included): a digest per step of
+    the whole batch (observations, masks, seats, results, seeds)."""
+    import numpy as np
+
+    from biblios_env.vector import VectorGame
+
+    games = VectorGame(6, players, seed=seed, penalty="bluffs" if players == 3 else "standard")
+    rng = np.random.default_rng(seed)
+    batch = games.reset()
+    digests = []
+    for _ in range(steps):
+        batch = games.step(np.argmax(rng.random(batch.action_mask.shape) * batch.action_mask, axis=1))
+        digests.append(
+            _digest(
+                *(getattr(batch, name).tobytes() for name in ("observation", "action_mask", "current_player")),
+                *(getattr(batch, name).tobytes() for name in ("terminated", "rewards", "final_vp", "seeds")),
+            )
+        )
+    return digests
+
+
 def main() -> None:
     games = {f"engine {spec}": engine_game(*spec) for spec in ENGINE_GAMES}
     games.update({f"env {spec}": env_game(*spec) for spec in ENV_GAMES})
+    games.update({f"vector {spec}": vector_games(*spec) for spec in ENV_GAMES})
     json.dump({"compiled": biblios_env.COMPILED, "games": games}, sys.stdout)
 
 

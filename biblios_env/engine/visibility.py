@@ -26,11 +26,11 @@ from biblios_env.cards import IS_CHURCH, IS_GOLD
 from biblios_env.engine.flow import DECISION_PLACE, DECISION_TAKE, NO_CARD, PHASE_GIFT
 from biblios_env.engine.state import State
 
-_NO_QUOTA: Final = (0, 0, 0)
+_NO_QUOTA: Final[tuple[int, int, int]] = (0, 0, 0)
 # Module constants: a global load is cheaper than an enum attribute load in the hot functions.
 
 
-def seat_secrets(state: State, seat: int) -> tuple[int, int, list[int] | tuple[int, ...], bool, list[int]]:
+def seat_secrets(state: State, seat: int) -> tuple[int, int, tuple[int, int, int], bool, list[int]]:
     """What ``seat`` sees now of the hidden information that changes from step to step:
     ``(drawn card, kept card, placements left, sees the payment, hand sizes by relative seat)``.
 
@@ -41,17 +41,19 @@ def seat_secrets(state: State, seat: int) -> tuple[int, int, list[int] | tuple[i
     payer's hand, so they count in its hand size. Hand sizes are by seat relative to ``seat``.
     """
     gift_phase = state.phase == PHASE_GIFT
+    quota = state.quota
     hands = state.hands
-    hand_sizes = list(map(len, hands[seat:] + hands[:seat]))
+    n = state.num_players
+    hand_sizes = [len(hands[(seat + offset) % n]) for offset in range(n)]
     payer = state.high_bidder
     sees_payment = payer == seat
     payment = state.payment
     if payment and not sees_payment:
-        hand_sizes[(payer - seat) % state.num_players] += len(payment)
+        hand_sizes[(payer - seat) % n] += len(payment)
     return (
         state.drawn_card if gift_phase and state.current_player == seat else NO_CARD,
         state.kept_card if gift_phase and state.active_player == seat else NO_CARD,
-        state.quota if gift_phase else _NO_QUOTA,
+        (quota[0], quota[1], quota[2]) if gift_phase else _NO_QUOTA,
         sees_payment,
         hand_sizes,
     )

@@ -43,7 +43,13 @@ LAYERS: Final[tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]] = (
     (
         "encoding",
         ("biblios_env.observations", "biblios_env.layout", "biblios_env.text", "biblios_env.agent_interface"),
-        ("numpy",),
+        ("numpy", "librt"),
+    ),
+    # The batched games: many engine games stepped in one call, arrays out (no RL library).
+    (
+        "batch",
+        ("biblios_env.vector", "biblios_env.vector.games", "biblios_env.vector.stepping"),
+        ("numpy", "librt"),
     ),
     (
         "envs",
@@ -53,8 +59,17 @@ LAYERS: Final[tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]] = (
             "biblios_env.gym_env",
             "biblios_env.playthrough",
             "biblios_env.openspiel",
+            # The batched games behind the RL libraries' vectorized interfaces.
+            "biblios_env.vector.learner",
+            "biblios_env.vector.gymnasium_env",
         ),
         ("numpy", "gymnasium", "pettingzoo", "pyspiel"),
+    ),
+    # The batched games as a Stable-Baselines3 VecEnv: importing SB3 loads torch (the rl extra).
+    (
+        "sb3 adapter",
+        ("biblios_env.vector.sb3",),
+        ("numpy", "gymnasium", "stable_baselines3", "torch", "rich", "tqdm"),
     ),
     (
         "agents",

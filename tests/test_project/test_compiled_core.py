@@ -48,6 +48,7 @@ PURE_PATH_SUITES = (
     "test_env/test_pettingzoo_env.py",
     "test_env/test_gym_env.py",
     "test_env/test_leakage.py",
+    "test_env/test_vector.py",
 )
 
 
