@@ -146,6 +146,7 @@ class VectorGame:
         self._core = GameBatch([self._deal(slot) for slot in self._all_slots])
         self.games_dealt[:] = 0  # those games only fill the buffers: reset() deals game 0 again
         self._seats = np.frombuffer(self._core.seats, np.uint8)
+        self._counts = np.zeros((self.num_games, OBSERVATION_SIZE), np.uint8)
         shape = (self.num_games, self.num_players)
         self.batch = Batch(
             observation=np.zeros((self.num_games, OBSERVATION_SIZE), np.float32),
@@ -268,9 +269,15 @@ class VectorGame:
     def _refresh(self) -> None:
         """The arrays that are not views of the core's buffers, from them."""
         batch = self.batch
-        _counts_to_observations(self._core.joined_observations(), batch.observation)
+        self._counts = _counts_to_observations(self._core.joined_observations(), batch.observation)
         np.copyto(batch.action_mask, np.frombuffer(self._core.joined_masks(), np.int8).reshape(batch.action_mask.shape))
         np.copyto(batch.current_player, self._seats)
+
+    def observation_counts(self) -> np.ndarray:
+        """The batch's observations as their integer counts (``(num_games, 1134)`` uint8, read-only;
+        ``observation == counts * OBSERVATION_SCALE``), valid until the next step: 4x smaller to
+        store, and their non-zero entries are the sparse form of the observations."""
+        return self._counts
 
     # ----------------------------------------------------------------- other views
     def observe(self, seat: int) -> np.ndarray:
@@ -341,12 +348,14 @@ class VectorGame:
         return self.batch
 
 
-def _counts_to_observations(joined: bytes, out: np.ndarray) -> None:
+def _counts_to_observations(joined: bytes, out: np.ndarray) -> np.ndarray:
     """Rows of observation counts to float32 observations: a plain cast where every entry is 0 or
-    1, a multiplication by the scale only over the few scalar entries at the end."""
+    1, a multiplication by the scale only over the few scalar entries at the end. Returns the
+    counts (a read-only view of ``joined``)."""
     counts = np.frombuffer(joined, np.uint8).reshape(out.shape)
     np.copyto(out[:, :SCALED_FROM], counts[:, :SCALED_FROM], casting="unsafe")
     np.multiply(counts[:, SCALED_FROM:], OBSERVATION_SCALE[SCALED_FROM:], out=out[:, SCALED_FROM:])
+    return counts
 
 
 __all__: Sequence[str] = ["CHECKPOINT_FORMAT", "Batch", "VectorGame", "deal_seed"]

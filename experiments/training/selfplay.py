@@ -1,0 +1,964 @@
+"""Self-play training on the batched games: ``python -m experiments.train_selfplay`` (``biblios-train-selfplay``).
+
+One file in CleanRL's spirit: the settings are one :class:`Args` dataclass (the command line is
+derived from it), and the algorithm reads top to bottom in :func:`train`. Every step of
+``--num-games`` batched games (:class:`biblios_env.vector.VectorGame`), the current network decides
+for every game where it plays the acting seat, in one forward; the other seats are played by the
+opponent pool (frozen snapshots of the network, batched too, and the heuristics). Every decision of
+the network is a training sample. ``--algo ppo`` is masked PPO with GAE over each seat's own
+decisions (terminal rewards; a game still running when a rollout ends is bootstrapped from the
+value of each seat's current observation); ``--algo dmc`` is Deep Monte-Carlo as in DouZero (one
+Q-value per action regressed on the final return, epsilon-greedy actors). The story, the
+measurements and the choice between them: docs/training.md.
+
+A run lives in its ``--out`` folder: ``args.json``, ``checkpoint.pt`` (network, optimizer, pool,
+generators, counters and the games in progress; written atomically every ``--checkpoint-minutes``
+and when stopped), ``progress.csv`` (one row per update), ``eval.csv`` (the evaluations against
+``--eval-opponent`` on duplicate deals), ``policy.npz`` (the latest network as a numpy file for the
+``network`` agent), TensorBoard events in ``tb/`` and, with ``--plot``, ``learning_curve.png``.
+Ctrl-C (or SIGTERM) finishes the current update, saves, and exits 0 with the line that resumes:
+``--resume RUN_DIR`` continues exactly where the checkpoint stood.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from types import FrameType
+from typing import Any, Final
+
+import numpy as np
+
+from biblios_env.agent_interface import Agent, AgentObservation, UniformBatchAgent
+from biblios_env.engine.game import Game
+from biblios_env.engine.views import player_view
+from biblios_env.layout import LAYOUT_FINGERPRINT
+from biblios_env.observations import OBSERVATION_SCALE
+from biblios_env.vector import VectorGame
+from experiments.cli import HelpFormatter, add_config_arguments, at_least, invocation_note, program_name
+from experiments.match import AgentSpecError, build_agent, parse_agent_spec
+
+CHECKPOINT_FORMAT: Final = "biblios-selfplay-checkpoint"
+CHECKPOINT_VERSION: Final = 1
+#: ``--opponents`` names that are not agent specs: the learning network itself, and its snapshots.
+SELF, SNAPSHOT, RANDOM = "self", "snapshot", "random"
+#: The owner of a seat: the learning network, a snapshot (``SNAPSHOT_BASE + k``), the batched
+#: random agent, or a per-game agent of the pool (``AGENT_BASE + its index in --opponents``).
+LEARNER, UNIFORM, SNAPSHOT_BASE, AGENT_BASE = 0, 1, 1000, 100
+PROGRESS_COLUMNS: Final = (
+    "update", "decisions", "games", "wall_seconds", "decisions_per_s", "games_per_s",
+    "policy_loss", "value_loss", "entropy", "approx_kl", "win_share", "snapshots",
+)  # fmt: skip
+EVAL_COLUMNS: Final = ("decisions", "wall_seconds", "opponent", "players", "games", "win_rate", "ci_low", "ci_high")
+#: The tournament seed of every evaluation: the same deals each time, so the curve's points compare.
+EVAL_SEED: Final = 31_000_000
+
+
+def default_out() -> Path:
+    return Path("runs") / datetime.now().strftime("selfplay-%Y%m%d-%H%M%S")
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected layer sizes like 256,128, got {text!r}") from None
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive layer sizes, got {text!r}")
+    return sizes
+
+
+@dataclass(frozen=True)
+class Args:
+    """Every setting of a run, one field per option (``args.json`` records them)."""
+
+    out: Path = field(default_factory=default_out, metadata={"help": "run folder", "section": "run"})
+    players: int = field(default=2, metadata={"help": "players per game", "choices": (2, 3, 4)})
+    decisions: int = field(
+        default=20_000_000, metadata={"help": "stop after this many network decisions", "type": at_least(1)}
+    )
+    seed: int = field(default=1, metadata={"help": "seed of the games, the network and the pool"})
+    algo: str = field(default="ppo", metadata={"help": "the algorithm", "choices": ("ppo", "dmc")})
+    num_games: int = field(default=256, metadata={"help": "games stepped together", "type": at_least(1)})
+    rollout_steps: int = field(default=64, metadata={"help": "batched steps between updates", "type": at_least(1)})
+    reward: str = field(default="win", metadata={"help": "the env's reward", "choices": ("win", "vp")})
+    torch_threads: int = field(default=2, metadata={"help": "torch threads", "type": at_least(1)})
+    hidden: tuple[int, ...] = field(
+        default=(256, 128),
+        metadata={"help": "hidden layers of the shared trunk", "type": _sizes, "nargs": None, "section": "network"},
+    )
+    init: Path | None = field(
+        default=None, metadata={"help": "start from this network file (sets --hidden from it), e.g. the shipped one"}
+    )
+    learning_rate: float = field(default=3e-4, metadata={"help": "Adam learning rate", "section": "update"})
+    epochs: int = field(default=1, metadata={"help": "passes over each rollout (ppo)", "type": at_least(1)})
+    minibatch: int = field(default=4096, metadata={"help": "samples per gradient step", "type": at_least(1)})
+    gamma: float = field(default=1.0, metadata={"help": "discount over a seat's own decisions"})
+    gae_lambda: float = field(default=0.95, metadata={"help": "GAE lambda (ppo)"})
+    clip: float = field(default=0.2, metadata={"help": "PPO's ratio clipping"})
+    entropy: float = field(default=0.01, metadata={"help": "entropy bonus (ppo)"})
+    value_weight: float = field(default=0.5, metadata={"help": "value loss weight (ppo)"})
+    epsilon: float = field(default=0.05, metadata={"help": "exploration of the DMC actors"})
+    max_grad_norm: float = field(default=1.0, metadata={"help": "gradient clipping"})
+    opponents: tuple[str, ...] = field(
+        default=("self@0.6", "snapshot@0.2", "value@0.1", "random@0.1"),
+        metadata={
+            "help": "who plays the seats beside the network's own in each game: SPEC@WEIGHT items; "
+            "'self' is the network, 'snapshot' its frozen past versions, else agent specs",
+            "section": "opponents",
+        },
+    )
+    snapshot_every: int = field(
+        default=2_000_000, metadata={"help": "network decisions between snapshots", "type": at_least(1)}
+    )
+    pool_size: int = field(default=10, metadata={"help": "snapshots kept (the newest)", "type": at_least(1)})
+    eval_every: int = field(
+        default=5_000_000,
+        metadata={"help": "network decisions between evaluations (0: none)", "section": "what you watch"},
+    )
+    eval_deals: int = field(default=100, metadata={"help": "duplicate deals per evaluation", "type": at_least(1)})
+    eval_opponent: str = field(default="value", metadata={"help": "the evaluation opponent (an agent spec)"})
+    checkpoint_minutes: float = field(default=10.0, metadata={"help": "minutes between checkpoints"})
+    log_seconds: float = field(default=30.0, metadata={"help": "seconds between progress lines"})
+    tensorboard: bool = field(default=True, metadata={"help": "write TensorBoard events to RUN_DIR/tb"})
+    plot: bool = field(default=False, metadata={"help": "write learning_curve.png at the end"})
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            key: str(value) if isinstance(value, Path) else list(value) if isinstance(value, tuple) else value
+            for key, value in dataclasses.asdict(self).items()
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Args:
+        types = {f.name: f.type for f in dataclasses.fields(cls)}
+        values: dict[str, Any] = {}
+        for key, value in data.items():
+            if key not in types:
+                raise ValueError(f"args.json has an unknown setting {key!r}")
+            if isinstance(value, list):
+                value = tuple(value)
+            if key in ("out", "init") and value is not None:
+                value = Path(value)
+            values[key] = value
+        return cls(**values)
+
+
+class TrainingError(RuntimeError):
+    """A run that cannot start or continue: a bad setting, checkpoint or run folder (named)."""
+
+
+# ----------------------------------------------------------------------------- the opponent pool
+@dataclass(frozen=True)
+class Mixture:
+    """The ``--opponents`` items: names and weights (probabilities once normalised)."""
+
+    names: tuple[str, ...]
+    weights: np.ndarray
+
+    @staticmethod
+    def parse(items: Sequence[str]) -> Mixture:
+        names, weights = [], []
+        for item in items:
+            spec, at, weight = item.rpartition("@")
+            try:
+                value = float(weight)
+            except ValueError:
+                value = -1.0
+            if not at or not spec or not value >= 0:
+                raise TrainingError(f"bad --opponents item {item!r}: expected SPEC@WEIGHT with a weight >= 0")
+            if spec not in (SELF, SNAPSHOT):
+                try:
+                    build_agent(parse_agent_spec(spec))
+                except (AgentSpecError, ValueError) as error:
+                    raise TrainingError(f"--opponents item {item!r}: {error}") from None
+            names.append(spec)
+            weights.append(value)
+        total = sum(weights)
+        if total <= 0:
+            raise TrainingError(f"--opponents {' '.join(items)} has no positive weight")
+        return Mixture(tuple(names), np.asarray(weights) / total)
+
+
+# ----------------------------------------------------------------------------- the network
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+def make_network(hidden: Sequence[int], init: Path | None) -> Any:
+    """The shared-trunk policy-and-value network (``experiments.training.networks.TorchNetwork``),
+    fresh or from a network file."""
+    from agents.network import NumpyNetwork
+    from experiments.training.networks import TorchNetwork, from_numpy
+
+    if init is None:
+        return TorchNetwork(tuple(hidden), value_hidden=64, sparse_input=True)
+    try:
+        network = from_numpy(NumpyNetwork.load(init), sparse_input=True)
+    except (OSError, ValueError) as error:
+        raise TrainingError(f"--init {init}: {error}") from error
+    if network.inputs != "observation":
+        raise TrainingError(f"--init {init}: the network reads {network.inputs!r}; self-play needs 'observation'")
+    return network
+
+
+def masked_logits(torch: Any, logits: Any, masks: Any) -> Any:
+    """Logits with the illegal actions pushed to -1e9 (probability 0)."""
+    return logits.masked_fill(masks == 0, -1e9)
+
+
+@dataclass
+class SparseRows:
+    """Observations in sparse form: per row its non-zero entries (``columns``, ``values``) from
+    ``starts[i]`` for ``lengths[i]`` entries. An observation has about 35 non-zero entries of
+    1,134, so the network's first layer multiplies only those (a sparse CSR product, forward and
+    backward), and the rows are found once, when the sample is taken, not at every epoch."""
+
+    lengths: np.ndarray
+    starts: np.ndarray
+    columns: np.ndarray
+    values: np.ndarray
+
+    @staticmethod
+    def of(torch: Any, counts: np.ndarray) -> SparseRows:
+        """The rows of observation counts ``(k, 1134)`` uint8."""
+        rows, columns = (part.numpy() for part in torch.from_numpy(counts).nonzero(as_tuple=True))
+        lengths = np.bincount(rows, minlength=len(counts))
+        starts = np.zeros(len(counts), np.int64)
+        np.cumsum(lengths[:-1], out=starts[1:])
+        values = (counts[rows, columns] * OBSERVATION_SCALE[columns]).astype(np.float32)
+        return SparseRows(lengths, starts, columns, values)
+
+    @staticmethod
+    def concatenate(parts: Sequence[SparseRows]) -> SparseRows:
+        offsets = np.cumsum([0] + [len(part.columns) for part in parts[:-1]])
+        return SparseRows(
+            np.concatenate([part.lengths for part in parts]),
+            np.concatenate([part.starts + offset for part, offset in zip(parts, offsets)]),
+            np.concatenate([part.columns for part in parts]),
+            np.concatenate([part.values for part in parts]),
+        )
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def take(self, index: np.ndarray) -> SparseRows:
+        """The rows ``index``, in that order, packed."""
+        lengths = self.lengths[index]
+        starts = np.zeros(len(index), np.int64)
+        np.cumsum(lengths[:-1], out=starts[1:])
+        gather = np.repeat(self.starts[index] - starts, lengths) + np.arange(int(lengths.sum()))
+        return SparseRows(lengths, starts, self.columns[gather], self.values[gather])
+
+    def tensor(self, torch: Any) -> Any:
+        """The rows as a torch CSR tensor (rows packed in order, as :meth:`take` and :meth:`of` leave them)."""
+        crow = np.zeros(len(self.lengths) + 1, np.int64)
+        np.cumsum(self.lengths, out=crow[1:])
+        return torch.sparse_csr_tensor(
+            torch.from_numpy(crow), torch.from_numpy(self.columns.astype(np.int64)), torch.from_numpy(self.values),
+            size=(len(self.lengths), len(OBSERVATION_SCALE)),
+        )  # fmt: skip
+
+
+def sample_masked(torch: Any, logits: Any) -> tuple[Any, Any]:
+    """One action per row from masked logits (Gumbel-max) and its log-probability: the same draw
+    as ``Categorical(logits).sample()`` at a fraction of its cost."""
+    noise = -torch.log(-torch.log(torch.rand_like(logits).clamp_(min=1e-20)))
+    actions = (logits + noise).argmax(dim=1)
+    log_probs = torch.log_softmax(logits, dim=1).gather(1, actions.unsqueeze(1)).squeeze(1)
+    return actions, log_probs
+
+
+# ----------------------------------------------------------------------------- the run
+class Run:
+    """The state of a run: what a checkpoint holds, and the helpers of :func:`train`."""
+
+    def __init__(self, args: Args) -> None:
+        torch = _torch()
+        torch.set_num_threads(args.torch_threads)
+        torch.manual_seed(args.seed)
+        self.args = args
+        self.torch = torch
+        self.mixture = Mixture.parse(args.opponents)
+        self.network = make_network(args.hidden, args.init)
+        self.optimizer = torch.optim.Adam(self.network.modules.parameters(), lr=args.learning_rate)
+        self.snapshots: list[dict[str, Any]] = []  # state dicts, the newest last
+        self.snapshot_networks: list[Any] = []
+        self.rng = np.random.default_rng([args.seed, 7])
+        self.uniform = UniformBatchAgent(args.seed + 1)
+        self.games = VectorGame(args.num_games, args.players, seed=args.seed, reward=args.reward)
+        n = args.players
+        self.owners = np.zeros((args.num_games, n), np.int64)
+        self.agents: list[dict[int, Agent]] = [{} for _ in range(args.num_games)]
+        self.agent_seeds: list[dict[int, int]] = [{} for _ in range(args.num_games)]
+        self.anchor = np.zeros(args.num_games, np.int64)
+        self.counters = {"decisions": 0, "games": 0, "updates": 0, "wall_seconds": 0.0, "last_snapshot": 0,
+                         "last_eval": 0}  # fmt: skip
+        self.win_stats: dict[str, list[float]] = {}
+
+    # ------------------------------------------------------------- seats
+    def seat_players(self, slot: int) -> None:
+        """Who plays each seat of the game just dealt in ``slot``: the network at a random anchor
+        seat, each other seat drawn from the mixture."""
+        n = self.args.players
+        anchor = int(self.rng.integers(n))
+        owners = np.zeros(n, np.int64)
+        self.agents[slot], self.agent_seeds[slot] = {}, {}
+        for seat in range(n):
+            if seat == anchor:
+                continue
+            name = self.mixture.names[int(self.rng.choice(len(self.mixture.names), p=self.mixture.weights))]
+            owners[seat] = self._owner(name)
+            if owners[seat] >= AGENT_BASE and owners[seat] < SNAPSHOT_BASE:
+                seed = int(self.rng.integers(2**63))
+                agent = build_agent(parse_agent_spec(name))
+                agent.start_game(seat, n, seed=seed)
+                self.agents[slot][seat], self.agent_seeds[slot][seat] = agent, seed
+        self.anchor[slot] = anchor
+        self.owners[slot] = owners
+
+    def _owner(self, name: str) -> int:
+        if name == SELF or (name == SNAPSHOT and not self.snapshots):
+            return LEARNER
+        if name == SNAPSHOT:
+            return SNAPSHOT_BASE + int(self.rng.integers(len(self.snapshots)))
+        if name == RANDOM:
+            return UNIFORM
+        return AGENT_BASE + self.mixture.names.index(name)
+
+    def owner_name(self, owner: int) -> str:
+        if owner == LEARNER:
+            return SELF
+        if owner == UNIFORM:
+            return RANDOM
+        if owner >= SNAPSHOT_BASE:
+            return SNAPSHOT
+        return self.mixture.names[owner - AGENT_BASE]
+
+    # ------------------------------------------------------------- acting
+    def opponent_actions(self, rows: np.ndarray, owners: np.ndarray, actions: np.ndarray) -> None:
+        """Fill ``actions`` for the games ``rows`` whose acting seat an opponent plays."""
+        batch = self.games.batch
+        torch = self.torch
+        for owner in np.unique(owners).tolist():
+            chosen = rows[owners == owner]
+            if owner == UNIFORM:
+                actions[chosen] = self.uniform.act_batch(batch.observation[chosen], batch.action_mask[chosen])
+            elif owner >= SNAPSHOT_BASE:
+                network = self.snapshot_networks[owner - SNAPSHOT_BASE]
+                with torch.no_grad():
+                    sparse = SparseRows.of(torch, self.games.observation_counts()[chosen])
+                    logits, _ = network.forward(sparse.tensor(torch))
+                    logits = masked_logits(torch, logits, torch.from_numpy(batch.action_mask[chosen]))
+                    actions[chosen] = sample_masked(torch, logits)[0].numpy()
+            else:
+                for slot in chosen.tolist():
+                    game = self.games.game(slot)
+                    seat = game.current_player
+                    view = AgentObservation(player_view(game.state, seat), list(game.legal_actions()))
+                    actions[slot] = self.agents[slot][seat].act(view)
+
+    def snapshot(self) -> None:
+        """Freeze the current network into the pool (the oldest leaves when it is full)."""
+        import copy
+
+        state = {key: value.clone() for key, value in self.network.modules.state_dict().items()}
+        self.snapshots.append(state)
+        network = copy.deepcopy(self.network)
+        self.snapshot_networks.append(network)
+        if len(self.snapshots) > self.args.pool_size:
+            self.snapshots.pop(0)
+            self.snapshot_networks.pop(0)
+
+    def record_game(self, slot: int) -> None:
+        """The anchor seat's win share in the game that just ended, per opponent kind at the table."""
+        batch = self.games.batch
+        anchor = int(self.anchor[slot])
+        winners = batch.winners[slot]
+        share = float(winners[anchor]) / max(int(winners.sum()), 1)
+        kinds = {self.owner_name(int(owner)) for seat, owner in enumerate(self.owners[slot]) if seat != anchor}
+        for kind in kinds:
+            self.win_stats.setdefault(kind, []).append(share)
+        self.counters["games"] += 1
+
+    # ------------------------------------------------------------- checkpoints
+    def checkpoint_state(self) -> dict[str, Any]:
+        torch = self.torch
+        return {
+            "format": CHECKPOINT_FORMAT,
+            "version": CHECKPOINT_VERSION,
+            "layout": LAYOUT_FINGERPRINT,
+            "args": self.args.to_json(),
+            "network": self.network.modules.state_dict(),
+            "hidden": list(self.network.hidden),
+            "optimizer": self.optimizer.state_dict(),
+            "snapshots": self.snapshots,
+            "rng": self.rng.bit_generator.state,
+            "uniform_rng": self.uniform.rng.bit_generator.state,
+            "torch_rng": torch.get_rng_state(),
+            "counters": dict(self.counters),
+            "games": self.games.checkpoint(),
+            "owners": self.owners.tolist(),
+            "anchor": self.anchor.tolist(),
+            "agent_seeds": [{str(seat): seed for seat, seed in seeds.items()} for seeds in self.agent_seeds],
+        }
+
+    def save(self, path: Path) -> None:
+        """Write the checkpoint whole, then move it into place: a reader never sees half a file."""
+        temporary = path.with_suffix(".tmp")
+        self.torch.save(self.checkpoint_state(), temporary)
+        os.replace(temporary, path)
+
+    def load(self, path: Path) -> None:
+        torch = self.torch
+        try:
+            state = torch.load(path, weights_only=False)
+        except Exception as error:
+            raise TrainingError(f"cannot read checkpoint {path}: {type(error).__name__}: {error}") from None
+        if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+            raise TrainingError(f"{path} is not a self-play checkpoint (no {CHECKPOINT_FORMAT!r} format mark)")
+        if state.get("version") != CHECKPOINT_VERSION:
+            raise TrainingError(
+                f"{path} is checkpoint version {state.get('version')}, this code reads {CHECKPOINT_VERSION}"
+            )
+        if state.get("layout") != LAYOUT_FINGERPRINT:
+            raise TrainingError(
+                f"{path} was made for observation/action layout {state.get('layout')!r}, this code has "
+                f"{LAYOUT_FINGERPRINT!r}; it cannot continue here"
+            )
+        self.network.modules.load_state_dict(state["network"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.snapshots, self.snapshot_networks = [], []
+        for snapshot in state["snapshots"]:
+            self.network_copy_from(snapshot)
+        self.rng.bit_generator.state = state["rng"]
+        self.uniform.rng.bit_generator.state = state["uniform_rng"]
+        torch.set_rng_state(state["torch_rng"])
+        self.counters.update(state["counters"])
+        self.games.restore(state["games"])
+        self.owners[:] = np.asarray(state["owners"])
+        self.anchor[:] = np.asarray(state["anchor"])
+        for slot, seeds in enumerate(state["agent_seeds"]):
+            self.agent_seeds[slot] = {int(seat): int(seed) for seat, seed in seeds.items()}
+            self.agents[slot] = {
+                seat: self._replayed_agent(slot, seat, seed) for seat, seed in self.agent_seeds[slot].items()
+            }
+
+    def network_copy_from(self, state: dict[str, Any]) -> None:
+        import copy
+
+        network = copy.deepcopy(self.network)
+        network.modules.load_state_dict(state)
+        self.snapshots.append(state)
+        self.snapshot_networks.append(network)
+
+    def _replayed_agent(self, slot: int, seat: int, seed: int) -> Agent:
+        """A per-game opponent brought to where it stood: started with its seed and shown each of
+        its decisions of the game so far (its own randomness advances as it did)."""
+        owner = int(self.owners[slot, seat])
+        agent = build_agent(parse_agent_spec(self.mixture.names[owner - AGENT_BASE]))
+        n = self.args.players
+        agent.start_game(seat, n, seed=seed)
+        current = self.games.game(slot)
+        game = Game.from_config(current.config, seed=current.seed, auto_forced=False)
+        for action in current.history:
+            legal = game.legal_actions()
+            if len(legal) > 1 and game.current_player == seat:
+                agent.act(AgentObservation(player_view(game.state, seat), list(legal)))
+            game.apply(action)
+        return agent
+
+
+# ----------------------------------------------------------------------------- the algorithm
+def collect(run: Run, steps: int) -> dict[str, Any]:
+    """``steps`` batched steps; returns the network's samples and each step's game results."""
+    torch = run.torch
+    games = run.games
+    args = run.args
+    size, n = args.num_games, args.players
+    observations, masks, actions_taken, log_probs, values, slots, seats, step_of = [], [], [], [], [], [], [], []
+    terminated = np.zeros((steps, size), bool)
+    rewards = np.zeros((steps, size, n), np.float32)
+    every = np.arange(size)
+    for step in range(steps):
+        batch = games.batch
+        current = batch.current_player
+        owners = run.owners[every, current]
+        mine = np.flatnonzero(owners == LEARNER)
+        actions = np.zeros(size, np.int64)
+        observation = SparseRows.of(torch, games.observation_counts()[mine])
+        mask = batch.action_mask[mine]
+        with torch.no_grad():
+            logits, value = run.network.forward(observation.tensor(torch))
+            mask_tensor = torch.from_numpy(mask)
+            if args.algo == "dmc":
+                q = masked_logits(torch, logits, mask_tensor)
+                greedy = q.argmax(dim=1)
+                explore = torch.rand(len(mine)) < args.epsilon
+                noise = torch.rand(q.shape).masked_fill(mask_tensor == 0, -1.0)
+                chosen = torch.where(explore, noise.argmax(dim=1), greedy)
+                log_prob = torch.zeros(len(mine))
+            else:
+                chosen, log_prob = sample_masked(torch, masked_logits(torch, logits, mask_tensor))
+        actions[mine] = chosen.numpy()
+        others = np.flatnonzero(owners != LEARNER)
+        if len(others):
+            run.opponent_actions(others, owners[others], actions)
+        observations.append(observation)
+        masks.append(mask)
+        actions_taken.append(actions[mine])
+        log_probs.append(log_prob.numpy())
+        values.append(value.numpy())
+        slots.append(mine)
+        seats.append(current[mine])
+        step_of.append(np.full(len(mine), step))
+        batch = games.step(actions)
+        terminated[step] = batch.terminated
+        rewards[step] = batch.rewards
+        for slot in np.flatnonzero(batch.terminated).tolist():
+            run.record_game(slot)
+            run.seat_players(slot)
+        run.counters["decisions"] += len(mine)
+    return {
+        "observations": SparseRows.concatenate(observations),
+        "masks": np.concatenate(masks),
+        "actions": np.concatenate(actions_taken),
+        "log_probs": np.concatenate(log_probs),
+        "values": np.concatenate(values),
+        "slots": np.concatenate(slots),
+        "seats": np.concatenate(seats),
+        "steps": np.concatenate(step_of),
+        "terminated": terminated,
+        "rewards": rewards,
+    }
+
+
+def bootstrap_values(run: Run) -> np.ndarray:
+    """``(num_games, players)``: the value of each seat's current observation, for the seats of
+    games still running (the network's estimate of what its decisions so far will return)."""
+    torch = run.torch
+    out = np.zeros((run.args.num_games, run.args.players), np.float32)
+    if run.args.algo == "dmc":
+        return out  # DMC regresses on finished games only (no bootstrap)
+    for seat in range(run.args.players):
+        with torch.no_grad():
+            _, value = run.network.forward(torch.from_numpy(run.games.observe(seat)))
+        out[:, seat] = value.numpy()
+    return out
+
+
+def returns_and_advantages(
+    run: Run, data: dict[str, Any], bootstrap: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """GAE over each seat's own decisions, walking the rollout backwards: a seat's next value is
+    the value at its own next decision in the game (or its terminal reward when the game ended,
+    or the bootstrap value at the end of the rollout). Returns (returns, advantages, valid): a
+    sample is valid for DMC only once its game ended (its return is known)."""
+    args = run.args
+    gamma, lam = args.gamma, args.gae_lambda
+    steps = data["terminated"].shape[0]
+    next_value = bootstrap.copy()
+    next_advantage = np.zeros_like(bootstrap)
+    pending_reward = np.zeros_like(bootstrap)
+    known = np.zeros(bootstrap.shape, bool)  # DMC: the game's end lies within the rollout
+    advantages = np.zeros(len(data["actions"]), np.float32)
+    returns = np.zeros(len(data["actions"]), np.float32)
+    valid = np.zeros(len(data["actions"]), bool)
+    order = np.argsort(data["steps"], kind="stable")
+    bounds = np.searchsorted(data["steps"][order], np.arange(steps + 1))
+    for step in range(steps - 1, -1, -1):
+        ended = data["terminated"][step]
+        next_value[ended] = 0.0
+        next_advantage[ended] = 0.0
+        pending_reward[ended] = data["rewards"][step][ended]
+        known[ended] = True
+        rows = order[bounds[step] : bounds[step + 1]]
+        slots, seats = data["slots"][rows], data["seats"][rows]
+        value = data["values"][rows]
+        delta = pending_reward[slots, seats] + gamma * next_value[slots, seats] - value
+        advantage = delta + gamma * lam * next_advantage[slots, seats]
+        advantages[rows] = advantage
+        if args.algo == "dmc":
+            returns[rows] = pending_reward[slots, seats] + gamma * next_value[slots, seats]
+            next_value[slots, seats] = returns[rows]  # the Monte-Carlo return of the seat from here
+        else:
+            returns[rows] = advantage + value
+            next_value[slots, seats] = value
+        valid[rows] = known[slots, seats]
+        next_advantage[slots, seats] = advantage
+        pending_reward[slots, seats] = 0.0
+    return returns, advantages, valid
+
+
+def update(
+    run: Run, data: dict[str, Any], returns: np.ndarray, advantages: np.ndarray, valid: np.ndarray
+) -> dict[str, float]:
+    """The gradient steps of one update; returns the mean loss terms."""
+    torch = run.torch
+    args = run.args
+    network = run.network
+    index = np.flatnonzero(valid) if args.algo == "dmc" else np.arange(len(returns))
+    totals = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0}
+    count = 0
+    for _ in range(args.epochs if args.algo == "ppo" else 1):
+        run.rng.shuffle(index)
+        for start in range(0, len(index), args.minibatch):
+            rows = index[start : start + args.minibatch]
+            observation = data["observations"].take(rows).tensor(torch)
+            mask = torch.from_numpy(data["masks"][rows])
+            action = torch.from_numpy(data["actions"][rows])
+            target = torch.from_numpy(returns[rows])
+            logits, value = network.forward(observation)
+            if args.algo == "dmc":
+                q = logits.gather(1, action.unsqueeze(1)).squeeze(1)
+                loss = ((q - target) ** 2).mean()
+                terms = {"value_loss": float(loss.detach())}
+            else:
+                legal_logits = masked_logits(torch, logits, mask)
+                log_softmax = torch.log_softmax(legal_logits, dim=1)
+                log_prob = log_softmax.gather(1, action.unsqueeze(1)).squeeze(1)
+                advantage = torch.from_numpy(advantages[rows])
+                advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8)
+                ratio = (log_prob - torch.from_numpy(data["log_probs"][rows])).exp()
+                clipped = ratio.clamp(1 - args.clip, 1 + args.clip)
+                policy_loss = -torch.min(ratio * advantage, clipped * advantage).mean()
+                value_loss = ((value - target) ** 2).mean()
+                # softmax, not log_softmax.exp(): exp of the masked -1e9 entries is ten times slower.
+                entropy = -(torch.softmax(legal_logits, dim=1) * log_softmax).sum(dim=1).mean()
+                loss = policy_loss + args.value_weight * value_loss - args.entropy * entropy
+                with torch.no_grad():
+                    approx_kl = ((ratio - 1) - (log_prob - torch.from_numpy(data["log_probs"][rows]))).mean()
+                terms = {"policy_loss": float(policy_loss.detach()), "value_loss": float(value_loss.detach()),
+                         "entropy": float(entropy.detach()), "approx_kl": float(approx_kl)}  # fmt: skip
+            run.optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(network.modules.parameters(), args.max_grad_norm)
+            run.optimizer.step()
+            for key, value_ in terms.items():
+                totals[key] += value_
+            count += 1
+    return {key: total / max(count, 1) for key, total in totals.items()}
+
+
+def carried(data: dict[str, Any], keep: np.ndarray, steps: int) -> dict[str, Any]:
+    """The samples of ``data`` whose games are still running, for the next update (DMC learns from
+    finished games only): their steps shifted before the next rollout's first."""
+    out: dict[str, Any] = {
+        key: value[keep] for key, value in data.items() if key not in ("terminated", "rewards", "observations")
+    }
+    out["observations"] = data["observations"].take(np.flatnonzero(keep))
+    out["steps"] = out["steps"] - steps
+    return out
+
+
+def joined(previous: dict[str, Any] | None, data: dict[str, Any]) -> dict[str, Any]:
+    if previous is None or not len(previous["actions"]):
+        return data
+    out: dict[str, Any] = {key: np.concatenate([previous[key], data[key]]) for key in previous if key != "observations"}
+    out["observations"] = SparseRows.concatenate([previous["observations"], data["observations"]])
+    out["terminated"], out["rewards"] = data["terminated"], data["rewards"]
+    return out
+
+
+# ----------------------------------------------------------------------------- what a user watches
+class Watch:
+    """progress.csv, eval.csv, TensorBoard and the console line of a run."""
+
+    def __init__(self, run: Run, resumed: bool) -> None:
+        self.run = run
+        self.out = run.args.out
+        self.writer: Any = None
+        if run.args.tensorboard:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self.writer = SummaryWriter(str(self.out / "tb"), purge_step=run.counters["decisions"] if resumed else None)
+        self.last_line = time.perf_counter()
+
+    def progress(self, row: dict[str, Any]) -> None:
+        _append_csv(self.out / "progress.csv", PROGRESS_COLUMNS, row)
+        if self.writer is not None:
+            for key in ("policy_loss", "value_loss", "entropy", "approx_kl", "decisions_per_s", "win_share"):
+                self.writer.add_scalar(f"train/{key}", row[key], row["decisions"])
+            for kind, share in self.run_shares().items():
+                self.writer.add_scalar(f"win_share/vs_{kind}", share, row["decisions"])
+        now = time.perf_counter()
+        if now - self.last_line >= self.run.args.log_seconds:
+            self.last_line = now
+            shares = " ".join(f"{kind} {share:.0%}" for kind, share in self.run_shares().items())
+            print(
+                f"[{row['decisions']:>12,} decisions, {row['wall_seconds'] / 60:6.1f} min] "
+                f"{row['decisions_per_s']:,.0f} dec/s {row['games_per_s']:,.0f} games/s | win share vs {shares} | "
+                f"policy {row['policy_loss']:+.3f} value {row['value_loss']:.3f} entropy {row['entropy']:.2f}",
+                flush=True,
+            )
+
+    def run_shares(self) -> dict[str, float]:
+        return {kind: float(np.mean(values[-2000:])) for kind, values in sorted(self.run.win_stats.items()) if values}
+
+    def evaluation(self, row: dict[str, Any]) -> None:
+        _append_csv(self.out / "eval.csv", EVAL_COLUMNS, row)
+        if self.writer is not None:
+            self.writer.add_scalar(f"eval/win_rate_vs_{row['opponent']}", row["win_rate"], row["decisions"])
+        print(
+            f"[{row['decisions']:>12,} decisions] vs {row['opponent']} on {row['games']} games: "
+            f"{row['win_rate']:.1%} [{row['ci_low']:.1%}, {row['ci_high']:.1%}]",
+            flush=True,
+        )
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+def _append_csv(path: Path, columns: Sequence[str], row: dict[str, Any]) -> None:
+    new = not path.exists()
+    with path.open("a", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(columns), extrasaction="ignore")
+        if new:
+            writer.writeheader()
+        writer.writerow(row)
+
+
+def export(run: Run, path: Path) -> Path:
+    """The network as a numpy network file (``network:path=...`` plays it without torch)."""
+    from experiments.training.networks import to_numpy
+
+    metadata = {
+        "players": [run.args.players],
+        "trained_by": "python -m experiments.train_selfplay",
+        "algo": run.args.algo,
+        "decisions": run.counters["decisions"],
+        "settings": run.args.to_json(),
+    }
+    value_kind = "return"
+    network = to_numpy(run.network, metadata, value_kind=value_kind)
+    temporary = path.with_name(path.stem + ".tmp.npz")
+    network.save(temporary)
+    os.replace(temporary, path)
+    return path
+
+
+def evaluate(run: Run, policy: Path) -> dict[str, Any]:
+    """The exported policy (deterministic) against ``--eval-opponent`` on duplicate deals, through
+    the tournament harness (the same deals at every evaluation)."""
+    from experiments.match import AgentSpec
+    from experiments.tournament import TournamentConfig, run_tournament
+
+    args = run.args
+    learner = AgentSpec("network", (("path", str(policy)),), label="network")
+    other = parse_agent_spec(args.eval_opponent)
+    config = TournamentConfig(
+        agents=(learner, *[other] * (args.players - 1)), num_players=args.players, deals=args.eval_deals, seed=EVAL_SEED
+    )
+    result = run_tournament(config, workers=1, progress=False)
+    stats = next(row for row in result.agents if row.agent == "network")
+    return {
+        "decisions": run.counters["decisions"],
+        "wall_seconds": round(run.counters["wall_seconds"], 1),
+        "opponent": args.eval_opponent,
+        "players": args.players,
+        "games": len(result.records),
+        "win_rate": stats.win_rate.estimate,
+        "ci_low": stats.win_rate.low,
+        "ci_high": stats.win_rate.high,
+    }
+
+
+def plot_curve(out: Path) -> Path | None:
+    """learning_curve.png: the evaluations' win rate (95% band) and the training win shares, over decisions."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import PercentFormatter
+
+    evaluations = _read_csv(out / "eval.csv")
+    progress = _read_csv(out / "progress.csv")
+    if not evaluations and not progress:
+        return None
+    figure = Figure(figsize=(8, 4.5))
+    axes = figure.add_subplot()
+    if progress:
+        axes.plot([int(r["decisions"]) for r in progress], [float(r["win_share"]) for r in progress],
+                  color="grey", alpha=0.6, label="training win share (all opponents)")  # fmt: skip
+    if evaluations:
+        x = [int(r["decisions"]) for r in evaluations]
+        (line,) = axes.plot(x, [float(r["win_rate"]) for r in evaluations], marker="o",
+                            label=f"vs {evaluations[0]['opponent']} (duplicate deals)")  # fmt: skip
+        axes.fill_between(x, [float(r["ci_low"]) for r in evaluations], [float(r["ci_high"]) for r in evaluations],
+                          color=line.get_color(), alpha=0.15)  # fmt: skip
+        axes.axhline(1 / int(evaluations[0]["players"]), color="black", linestyle="--", linewidth=1)
+    axes.set_ylim(0, 1)
+    axes.yaxis.set_major_formatter(PercentFormatter(1.0))
+    axes.set_xlabel("network decisions trained")
+    axes.set_ylabel("win rate")
+    axes.set_title(f"self-play run {out.name}", fontsize=10)
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=8, loc="lower right")
+    figure.tight_layout()
+    path = out / "learning_curve.png"
+    figure.savefig(path, dpi=110)
+    return path
+
+
+def _read_csv(path: Path) -> list[dict[str, str]]:
+    if not path.exists():
+        return []
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+# ----------------------------------------------------------------------------- the main loop
+class StopRequest:
+    """SIGINT/SIGTERM ask the run to stop after the current update (a second one stops at once)."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.previous: dict[int, Any] = {}
+
+    def __enter__(self) -> StopRequest:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self.previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        print(f"\n{signal.Signals(signum).name}: finishing the current update, then saving", flush=True)
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
+
+
+def start(args: Args, resume: bool) -> Run:
+    """A new run in ``args.out``, or the run there continued from its checkpoint."""
+    out = args.out
+    if resume:
+        run = Run(args)
+        run.load(out / "checkpoint.pt")
+        return run
+    if (out / "checkpoint.pt").exists() or (out / "progress.csv").exists():
+        raise TrainingError(f"{out} already holds a run: continue it with --resume {out}, or choose another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "args.json").write_text(json.dumps(args.to_json(), indent=2))
+    run = Run(args)
+    run.games.reset()
+    for slot in range(args.num_games):
+        run.seat_players(slot)
+    return run
+
+
+def train(args: Args, resume: bool = False) -> Run:
+    """Train until ``args.decisions`` network decisions (see the module docstring)."""
+    run = start(args, resume)
+    watch = Watch(run, resume)
+    counters = run.counters
+    last_checkpoint = time.perf_counter()
+    carry: dict[str, Any] | None = None
+    try:
+        with StopRequest() as stop:
+            while counters["decisions"] < args.decisions and not stop.requested:
+                began = time.perf_counter()
+                games_before, decisions_before = counters["games"], counters["decisions"]
+                data = joined(carry, collect(run, args.rollout_steps))
+                returns, advantages, valid = returns_and_advantages(run, data, bootstrap_values(run))
+                carry = carried(data, ~valid, args.rollout_steps) if args.algo == "dmc" else None
+                losses = update(run, data, returns, advantages, valid)
+                elapsed = time.perf_counter() - began
+                counters["wall_seconds"] += elapsed
+                counters["updates"] += 1
+                shares = [share for values in run.win_stats.values() for share in values[-500:]]
+                watch.progress({
+                    "update": counters["updates"], "decisions": counters["decisions"], "games": counters["games"],
+                    "wall_seconds": round(counters["wall_seconds"], 2),
+                    "decisions_per_s": (counters["decisions"] - decisions_before) / elapsed,
+                    "games_per_s": (counters["games"] - games_before) / elapsed,
+                    "win_share": float(np.mean(shares)) if shares else 0.0,
+                    "snapshots": len(run.snapshots), **losses,
+                })  # fmt: skip
+                if counters["decisions"] - counters["last_snapshot"] >= args.snapshot_every:
+                    run.snapshot()
+                    counters["last_snapshot"] = counters["decisions"]
+                if args.eval_every and counters["decisions"] - counters["last_eval"] >= args.eval_every:
+                    watch.evaluation(evaluate(run, export(run, args.out / "policy.npz")))
+                    counters["last_eval"] = counters["decisions"]
+                if time.perf_counter() - last_checkpoint >= 60 * args.checkpoint_minutes:
+                    run.save(args.out / "checkpoint.pt")
+                    last_checkpoint = time.perf_counter()
+            run.save(args.out / "checkpoint.pt")
+            export(run, args.out / "policy.npz")
+            if stop.requested:
+                print(f"stopped at {counters['decisions']:,} decisions; resume with: "
+                      f"python -m experiments.train_selfplay --resume {args.out}", flush=True)  # fmt: skip
+    finally:
+        watch.close()
+    if args.plot:
+        plot_curve(args.out)
+    return run
+
+
+# ----------------------------------------------------------------------------- the command line
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=program_name("experiments.train_selfplay"),
+        description=__doc__.splitlines()[0],
+        epilog=invocation_note("experiments.train_selfplay"),
+        formatter_class=HelpFormatter,
+    )
+    parser.add_argument(
+        "--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR from its checkpoint"
+    )
+    add_config_arguments(parser, Args)
+    return parser
+
+
+def args_from(namespace: argparse.Namespace, parser: argparse.ArgumentParser) -> tuple[Args, bool]:
+    """The run's settings: the command line's, or with ``--resume`` the run's own ``args.json``
+    (only ``--decisions`` may be given anew, to train on)."""
+    given = {f.name: getattr(namespace, f.name) for f in dataclasses.fields(Args)}
+    if namespace.resume is None:
+        values: dict[str, Any] = {
+            key: tuple(value) if isinstance(value, list) else value for key, value in given.items() if value is not None
+        }
+        return Args(**values), False
+    folder: Path = namespace.resume
+    settings = folder / "args.json"
+    if not (folder / "checkpoint.pt").exists() or not settings.exists():
+        parser.error(f"--resume {folder}: no run there (expected {settings} and {folder / 'checkpoint.pt'})")
+    recorded = Args.from_json(json.loads(settings.read_text()))
+    defaults = parser.parse_args([])
+    changed = [key for key in given if key != "decisions" and given[key] != getattr(defaults, key) and key != "out"]
+    if changed:
+        option = "--" + changed[0].replace("_", "-")
+        parser.error(f"--resume continues the run with its own settings; only --decisions may be given, not {option}")
+    decisions = given["decisions"] if given["decisions"] != defaults.decisions else recorded.decisions
+    return dataclasses.replace(recorded, out=folder, decisions=decisions), True
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    namespace = parser.parse_args(argv)
+    try:
+        args, resume = args_from(namespace, parser)
+        Mixture.parse(args.opponents)  # an unknown opponent is an error before any work
+        run = train(args, resume)
+    except TrainingError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"{run.counters['decisions']:,} decisions in {run.counters['wall_seconds'] / 60:.1f} min; "
+          f"network: {args.out / 'policy.npz'}", flush=True)  # fmt: skip
+    return 0
+
+
+__all__ = ["Args", "TrainingError", "build_parser", "main", "train"]
