@@ -23,6 +23,7 @@ Ctrl-C (or SIGTERM) finishes the current update, saves, and exits 0 with the lin
 from __future__ import annotations
 
 import argparse
+import copy
 import csv
 import dataclasses
 import json
@@ -31,6 +32,7 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -39,6 +41,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from biblios_env.actions import NUM_ACTIONS
 from biblios_env.agent_interface import Agent, AgentObservation, UniformBatchAgent
 from biblios_env.engine.game import Game
 from biblios_env.engine.views import player_view
@@ -92,7 +95,12 @@ class Args:
     num_games: int = field(default=256, metadata={"help": "games stepped together", "type": at_least(1)})
     rollout_steps: int = field(default=64, metadata={"help": "batched steps between updates", "type": at_least(1)})
     reward: str = field(default="win", metadata={"help": "the env's reward", "choices": ("win", "vp")})
-    torch_threads: int = field(default=2, metadata={"help": "torch threads", "type": at_least(1)})
+    torch_threads: int = field(
+        default=1, metadata={"help": "torch threads per side (the games' and the learner's)", "type": at_least(1)}
+    )
+    pipeline: bool = field(
+        default=True, metadata={"help": "train on the last rollout while the games play the next (two cores)"}
+    )
     hidden: tuple[int, ...] = field(
         default=(256, 128),
         metadata={"help": "hidden layers of the shared trunk", "type": _sizes, "nargs": None, "section": "network"},
@@ -192,8 +200,12 @@ class Mixture:
 
 # ----------------------------------------------------------------------------- the network
 def _torch() -> Any:
+    import warnings
+
     import torch
 
+    # The first layer's sparse CSR product is the one sparse operation used, and it is tested.
+    warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta state")
     return torch
 
 
@@ -268,7 +280,7 @@ class SparseRows:
         np.cumsum(self.lengths, out=crow[1:])
         return torch.sparse_csr_tensor(
             torch.from_numpy(crow), torch.from_numpy(self.columns.astype(np.int64)), torch.from_numpy(self.values),
-            size=(len(self.lengths), len(OBSERVATION_SCALE)),
+            size=(len(self.lengths), len(OBSERVATION_SCALE)), check_invariants=False,
         )  # fmt: skip
 
 
@@ -297,6 +309,13 @@ class Run:
         self.snapshots: list[dict[str, Any]] = []  # state dicts, the newest last
         self.snapshot_networks: list[Any] = []
         self.rng = np.random.default_rng([args.seed, 7])
+        #: The minibatch order of the updates, apart from ``rng``: the learner may run beside the games.
+        self.update_rng = np.random.default_rng([args.seed, 11])
+        #: The network that plays while the learner trains ``network`` on the previous rollout: its
+        #: weights are the learner's as they were when that rollout ended (see :func:`train`).
+        self.actor = copy.deepcopy(self.network)
+        #: A prepared rollout not yet trained on (the pipeline's), saved with the checkpoint.
+        self.pending: dict[str, Any] | None = None
         self.uniform = UniformBatchAgent(args.seed + 1)
         self.games = VectorGame(args.num_games, args.players, seed=args.seed, reward=args.reward)
         n = args.players
@@ -372,8 +391,6 @@ class Run:
 
     def snapshot(self) -> None:
         """Freeze the current network into the pool (the oldest leaves when it is full)."""
-        import copy
-
         state = {key: value.clone() for key, value in self.network.modules.state_dict().items()}
         self.snapshots.append(state)
         network = copy.deepcopy(self.network)
@@ -406,9 +423,12 @@ class Run:
             "optimizer": self.optimizer.state_dict(),
             "snapshots": self.snapshots,
             "rng": self.rng.bit_generator.state,
+            "update_rng": self.update_rng.bit_generator.state,
+            "pending": _packed(self.pending),
             "uniform_rng": self.uniform.rng.bit_generator.state,
             "torch_rng": torch.get_rng_state(),
             "counters": dict(self.counters),
+            "win_stats": {kind: values[-2000:] for kind, values in self.win_stats.items()},
             "games": self.games.checkpoint(),
             "owners": self.owners.tolist(),
             "anchor": self.anchor.tolist(),
@@ -444,9 +464,13 @@ class Run:
         for snapshot in state["snapshots"]:
             self.network_copy_from(snapshot)
         self.rng.bit_generator.state = state["rng"]
+        self.update_rng.bit_generator.state = state["update_rng"]
+        self.pending = _unpacked(state["pending"])
+        self.sync_actor()
         self.uniform.rng.bit_generator.state = state["uniform_rng"]
         torch.set_rng_state(state["torch_rng"])
         self.counters.update(state["counters"])
+        self.win_stats = {kind: list(values) for kind, values in state["win_stats"].items()}
         self.games.restore(state["games"])
         self.owners[:] = np.asarray(state["owners"])
         self.anchor[:] = np.asarray(state["anchor"])
@@ -456,9 +480,11 @@ class Run:
                 seat: self._replayed_agent(slot, seat, seed) for seat, seed in self.agent_seeds[slot].items()
             }
 
-    def network_copy_from(self, state: dict[str, Any]) -> None:
-        import copy
+    def sync_actor(self) -> None:
+        """The actor takes the learner's weights."""
+        self.actor.modules.load_state_dict(self.network.modules.state_dict())
 
+    def network_copy_from(self, state: dict[str, Any]) -> None:
         network = copy.deepcopy(self.network)
         network.modules.load_state_dict(state)
         self.snapshots.append(state)
@@ -476,9 +502,29 @@ class Run:
         for action in current.history:
             legal = game.legal_actions()
             if len(legal) > 1 and game.current_player == seat:
-                agent.act(AgentObservation(player_view(game.state, seat), list(legal)))
+                chosen = agent.act(AgentObservation(player_view(game.state, seat), list(legal)))
+                if chosen != action:
+                    raise TrainingError(
+                        f"replaying opponent {self.mixture.names[owner - AGENT_BASE]!r} (seat {seat}, game slot "
+                        f"{slot}, seed {current.seed}): it chose {chosen} where the game went on with {action}; "
+                        "an opponent must play the same moves from the same seed"
+                    )
             game.apply(action)
         return agent
+
+
+def _packed(data: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A prepared rollout for the checkpoint, its masks packed to bits (8x smaller)."""
+    if data is None:
+        return None
+    return {**data, "masks": np.packbits(data["masks"].astype(bool), axis=1)}
+
+
+def _unpacked(data: dict[str, Any] | None) -> dict[str, Any] | None:
+    if data is None:
+        return None
+    masks = np.unpackbits(data["masks"], axis=1, count=NUM_ACTIONS).astype(np.int8)
+    return {**data, "masks": masks}
 
 
 # ----------------------------------------------------------------------------- the algorithm
@@ -501,7 +547,7 @@ def collect(run: Run, steps: int) -> dict[str, Any]:
         observation = SparseRows.of(torch, games.observation_counts()[mine])
         mask = batch.action_mask[mine]
         with torch.no_grad():
-            logits, value = run.network.forward(observation.tensor(torch))
+            logits, value = run.actor.forward(observation.tensor(torch))
             mask_tensor = torch.from_numpy(mask)
             if args.algo == "dmc":
                 q = masked_logits(torch, logits, mask_tensor)
@@ -554,7 +600,7 @@ def bootstrap_values(run: Run) -> np.ndarray:
         return out  # DMC regresses on finished games only (no bootstrap)
     for seat in range(run.args.players):
         with torch.no_grad():
-            _, value = run.network.forward(torch.from_numpy(run.games.observe(seat)))
+            _, value = run.actor.forward(torch.from_numpy(run.games.observe(seat)))
         out[:, seat] = value.numpy()
     return out
 
@@ -602,18 +648,20 @@ def returns_and_advantages(
     return returns, advantages, valid
 
 
-def update(
-    run: Run, data: dict[str, Any], returns: np.ndarray, advantages: np.ndarray, valid: np.ndarray
-) -> dict[str, float]:
-    """The gradient steps of one update; returns the mean loss terms."""
+def update(run: Run, data: dict[str, Any]) -> dict[str, float]:
+    """The gradient steps of one update on a prepared rollout (:func:`prepare`), to the learner's
+    network; returns the mean loss terms."""
     torch = run.torch
     args = run.args
     network = run.network
+    returns, advantages, valid = data["returns"], data["advantages"], data["valid"]
+    if len(advantages) > 1:  # normalised over the whole rollout (a minibatch may hold one sample)
+        advantages = ((advantages - advantages.mean()) / (advantages.std() + 1e-8)).astype(np.float32)
     index = np.flatnonzero(valid) if args.algo == "dmc" else np.arange(len(returns))
     totals = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0}
     count = 0
     for _ in range(args.epochs if args.algo == "ppo" else 1):
-        run.rng.shuffle(index)
+        run.update_rng.shuffle(index)
         for start in range(0, len(index), args.minibatch):
             rows = index[start : start + args.minibatch]
             observation = data["observations"].take(rows).tensor(torch)
@@ -630,7 +678,6 @@ def update(
                 log_softmax = torch.log_softmax(legal_logits, dim=1)
                 log_prob = log_softmax.gather(1, action.unsqueeze(1)).squeeze(1)
                 advantage = torch.from_numpy(advantages[rows])
-                advantage = (advantage - advantage.mean()) / (advantage.std() + 1e-8)
                 ratio = (log_prob - torch.from_numpy(data["log_probs"][rows])).exp()
                 clipped = ratio.clamp(1 - args.clip, 1 + args.clip)
                 policy_loss = -torch.min(ratio * advantage, clipped * advantage).mean()
@@ -652,12 +699,19 @@ def update(
     return {key: total / max(count, 1) for key, total in totals.items()}
 
 
+def prepare(run: Run, data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The rollout with its returns and advantages, ready for :func:`update`; and for DMC the
+    samples whose games are still running, carried into the next rollout."""
+    returns, advantages, valid = returns_and_advantages(run, data, bootstrap_values(run))
+    carry = carried(data, ~valid, run.args.rollout_steps) if run.args.algo == "dmc" else None
+    return {**data, "returns": returns, "advantages": advantages, "valid": valid}, carry
+
+
 def carried(data: dict[str, Any], keep: np.ndarray, steps: int) -> dict[str, Any]:
     """The samples of ``data`` whose games are still running, for the next update (DMC learns from
     finished games only): their steps shifted before the next rollout's first."""
-    out: dict[str, Any] = {
-        key: value[keep] for key, value in data.items() if key not in ("terminated", "rewards", "observations")
-    }
+    skipped = ("terminated", "rewards", "observations", "returns", "advantages", "valid")
+    out: dict[str, Any] = {key: value[keep] for key, value in data.items() if key not in skipped}
     out["observations"] = data["observations"].take(np.flatnonzero(keep))
     out["steps"] = out["steps"] - steps
     return out
@@ -825,6 +879,9 @@ class StopRequest:
         self.requested = False
         self.previous: dict[int, Any] = {}
 
+    def after_update(self, run: Run) -> None:
+        """Called after every update (a subclass may ask to stop here)."""
+
     def __enter__(self) -> StopRequest:
         for sig in (signal.SIGINT, signal.SIGTERM):
             self.previous[sig] = signal.signal(sig, self._handle)
@@ -859,43 +916,52 @@ def start(args: Args, resume: bool) -> Run:
     return run
 
 
-def train(args: Args, resume: bool = False) -> Run:
-    """Train until ``args.decisions`` network decisions (see the module docstring)."""
+def train(args: Args, resume: bool = False, stop: StopRequest | None = None) -> Run:
+    """Train until ``args.decisions`` network decisions (see the module docstring).
+
+    With ``--pipeline`` (the default) the two cores work at once: while the games are played by
+    the actor network (the main thread), the learner (a second thread; torch releases the
+    interpreter in its kernels) trains the network on the rollout before. At each rollout's end
+    the actor takes the learner's weights, so a rollout is played by the network of one update
+    before (PPO's ratio corrects for it), and the run stays deterministic: what each side computes
+    does not depend on their timing.
+
+    ``stop`` replaces the Ctrl-C handler (a caller that stops the run itself, e.g. after some updates).
+    """
     run = start(args, resume)
     watch = Watch(run, resume)
     counters = run.counters
     last_checkpoint = time.perf_counter()
     carry: dict[str, Any] | None = None
+    losses: dict[str, float] = {}
     try:
-        with StopRequest() as stop:
+        with ThreadPoolExecutor(max_workers=1) as learner, stop or StopRequest() as stop:
             while counters["decisions"] < args.decisions and not stop.requested:
                 began = time.perf_counter()
                 games_before, decisions_before = counters["games"], counters["decisions"]
-                data = joined(carry, collect(run, args.rollout_steps))
-                returns, advantages, valid = returns_and_advantages(run, data, bootstrap_values(run))
-                carry = carried(data, ~valid, args.rollout_steps) if args.algo == "dmc" else None
-                losses = update(run, data, returns, advantages, valid)
+                training = learner.submit(update, run, run.pending) if args.pipeline and run.pending else None
+                prepared, carry = prepare(run, joined(carry, collect(run, args.rollout_steps)))
+                if args.pipeline:
+                    losses = training.result() if training is not None else {}
+                    run.pending = prepared
+                else:
+                    losses = update(run, prepared)
+                run.sync_actor()
                 elapsed = time.perf_counter() - began
                 counters["wall_seconds"] += elapsed
                 counters["updates"] += 1
-                shares = [share for values in run.win_stats.values() for share in values[-500:]]
-                watch.progress({
-                    "update": counters["updates"], "decisions": counters["decisions"], "games": counters["games"],
-                    "wall_seconds": round(counters["wall_seconds"], 2),
-                    "decisions_per_s": (counters["decisions"] - decisions_before) / elapsed,
-                    "games_per_s": (counters["games"] - games_before) / elapsed,
-                    "win_share": float(np.mean(shares)) if shares else 0.0,
-                    "snapshots": len(run.snapshots), **losses,
-                })  # fmt: skip
-                if counters["decisions"] - counters["last_snapshot"] >= args.snapshot_every:
-                    run.snapshot()
-                    counters["last_snapshot"] = counters["decisions"]
+                _after_update(run, watch, losses, elapsed, games_before, decisions_before)
+                stop.after_update(run)
                 if args.eval_every and counters["decisions"] - counters["last_eval"] >= args.eval_every:
                     watch.evaluation(evaluate(run, export(run, args.out / "policy.npz")))
                     counters["last_eval"] = counters["decisions"]
                 if time.perf_counter() - last_checkpoint >= 60 * args.checkpoint_minutes:
                     run.save(args.out / "checkpoint.pt")
                     last_checkpoint = time.perf_counter()
+            if not stop.requested and run.pending is not None:  # the end: train on the last rollout too
+                update(run, run.pending)
+                run.pending = None
+                run.sync_actor()
             run.save(args.out / "checkpoint.pt")
             export(run, args.out / "policy.npz")
             if stop.requested:
@@ -906,6 +972,26 @@ def train(args: Args, resume: bool = False) -> Run:
     if args.plot:
         plot_curve(args.out)
     return run
+
+
+def _after_update(
+    run: Run, watch: Watch, losses: dict[str, float], elapsed: float, games_before: float, decisions_before: float
+) -> None:
+    """The progress row of an update, and a snapshot into the pool when one is due."""
+    counters = run.counters
+    shares = [share for values in run.win_stats.values() for share in values[-500:]]
+    watch.progress({
+        "update": counters["updates"], "decisions": counters["decisions"], "games": counters["games"],
+        "wall_seconds": round(counters["wall_seconds"], 2),
+        "decisions_per_s": (counters["decisions"] - decisions_before) / elapsed,
+        "games_per_s": (counters["games"] - games_before) / elapsed,
+        "win_share": float(np.mean(shares)) if shares else 0.0,
+        "snapshots": len(run.snapshots),
+        **{key: losses.get(key, 0.0) for key in ("policy_loss", "value_loss", "entropy", "approx_kl")},
+    })  # fmt: skip
+    if counters["decisions"] - counters["last_snapshot"] >= run.args.snapshot_every:
+        run.snapshot()
+        counters["last_snapshot"] = counters["decisions"]
 
 
 # ----------------------------------------------------------------------------- the command line

@@ -1,0 +1,178 @@
+"""The self-play trainer (``experiments.train_selfplay``) on tiny runs.
+
+* A run trains, checkpoints, stops on SIGINT with exit status 0 and the line that resumes it (no
+  traceback), resumes and finishes (the command, in a subprocess).
+* A resumed run logs what the uninterrupted run of the same seed logs (PPO, the pipeline and the
+  heuristics' replay included; DMC too).
+* A corrupt or foreign checkpoint is refused naming the file and why; an unknown opponent is an
+  error before any work; a run folder that already holds a run is not overwritten.
+* The exported network plays as ``network:path=...`` in a tournament.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from optional_extras import require
+
+require("torch")
+
+from experiments.training.selfplay import Args, Run, StopRequest, TrainingError, main, train  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = {
+    "num_games": 8,
+    "rollout_steps": 8,
+    "hidden": (16,),
+    "minibatch": 32,
+    "eval_every": 0,
+    "tensorboard": False,
+    "snapshot_every": 100,
+    "log_seconds": 1e9,
+    # A sampling network among the per-game opponents: its moves depend on its seed, so the
+    # replay that brings it back after a resume is exercised.
+    "opponents": ("self@0.4", "snapshot@0.1", "value@0.2", "network:deterministic=false@0.2", "random@0.1"),
+}
+#: The logged columns that must match between a resumed and an uninterrupted run (not the timings).
+COMPARED = (
+    "update",
+    "decisions",
+    "games",
+    "policy_loss",
+    "value_loss",
+    "entropy",
+    "approx_kl",
+    "win_share",
+    "snapshots",
+)
+
+
+class StopAfter(StopRequest):
+    """Stops the run after ``updates`` updates, as Ctrl-C would."""
+
+    def __init__(self, updates: int) -> None:
+        super().__init__()
+        self.updates = updates
+
+    def after_update(self, run: Run) -> None:
+        if run.counters["updates"] >= self.updates:
+            self.requested = True
+
+
+def _progress(folder: Path) -> list[dict[str, str]]:
+    with (folder / "progress.csv").open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _same_rows(first: list[dict[str, str]], second: list[dict[str, str]]) -> None:
+    assert len(first) == len(second)
+    for a, b in zip(first, second):
+        for column in COMPARED:
+            assert float(a[column]) == pytest.approx(float(b[column]), rel=1e-4, abs=1e-6), (column, a["update"])
+
+
+@pytest.mark.parametrize("algo", ["ppo", "dmc"])
+def test_a_resumed_run_logs_what_the_uninterrupted_run_logs(tmp_path: Path, algo: str) -> None:
+    decisions = 4000  # about 24 games of 8 slots: games end before, at and after each stop
+    whole = Args(out=tmp_path / "whole", decisions=decisions, algo=algo, **TINY)  # type: ignore[arg-type]
+    train(whole)
+    parts = Args(out=tmp_path / "parts", decisions=decisions, algo=algo, **TINY)  # type: ignore[arg-type]
+    train(parts, stop=StopAfter(20))
+    assert len(_progress(parts.out)) == 20
+    train(parts, resume=True, stop=StopAfter(40))
+    train(parts, resume=True)
+    _same_rows(_progress(whole.out), _progress(parts.out))
+
+
+def test_the_command_stops_on_sigint_saves_and_resumes(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "experiments.train_selfplay", "--out", str(out), "--decisions", "100000000"]
+    command += ["--num-games", "8", "--rollout-steps", "8", "--hidden", "16", "--minibatch", "32"]
+    command += ["--eval-every", "0", "--no-tensorboard", "--opponents", "self@0.5", "random@0.5"]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (out / "progress.csv").exists():
+        time.sleep(0.2)
+    while time.monotonic() < deadline and len(_progress(out)) < 3:
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 0, stderr
+    assert "Traceback" not in stderr
+    assert f"resume with: python -m experiments.train_selfplay --resume {out}" in stdout
+    stopped_at = int(_progress(out)[-1]["decisions"])
+    again = [
+        sys.executable,
+        "-m",
+        "experiments.train_selfplay",
+        "--resume",
+        str(out),
+        "--decisions",
+        str(stopped_at + 500),
+    ]
+    resumed = subprocess.run(again, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    rows = _progress(out)
+    assert int(rows[-1]["decisions"]) >= stopped_at + 500
+    assert [int(row["update"]) for row in rows] == list(range(1, len(rows) + 1))  # counters continue
+    assert json.loads((out / "args.json").read_text())["hidden"] == [16]
+
+
+def test_a_corrupt_or_foreign_checkpoint_is_refused_naming_the_file(tmp_path: Path) -> None:
+    args = Args(out=tmp_path / "run", decisions=200, **TINY)  # type: ignore[arg-type]
+    train(args)
+    checkpoint = args.out / "checkpoint.pt"
+    checkpoint.write_bytes(b"not a checkpoint")
+    with pytest.raises(TrainingError, match=rf"cannot read checkpoint {checkpoint}"):
+        train(args, resume=True)
+    import torch
+
+    torch.save({"format": "something else"}, checkpoint)
+    with pytest.raises(TrainingError, match="is not a self-play checkpoint"):
+        train(args, resume=True)
+    torch.save({"format": "biblios-selfplay-checkpoint", "version": 1, "layout": "biblios_v0-000"}, checkpoint)
+    with pytest.raises(TrainingError, match="was made for observation/action layout 'biblios_v0-000'"):
+        train(args, resume=True)
+
+
+def test_bad_settings_are_refused_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    assert main(["--out", str(out), "--opponents", "self@0.5", "nosuchagent@0.5"]) == 2
+    assert "nosuchagent" in capsys.readouterr().err
+    assert not out.exists()
+    assert main(["--out", str(out), "--opponents", "value"]) == 2
+    assert "expected SPEC@WEIGHT" in capsys.readouterr().err
+    train(Args(out=out, decisions=100, **TINY))  # type: ignore[arg-type]
+    assert main(["--out", str(out)]) == 2
+    assert "already holds a run" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--resume", str(out), "--hidden", "32"])  # a resumed run keeps its settings
+
+
+def test_the_exported_network_plays_in_a_tournament(tmp_path: Path) -> None:
+    from experiments.match import parse_agent_spec
+    from experiments.tournament import TournamentConfig, run_tournament
+
+    args = Args(out=tmp_path / "run", decisions=300, **TINY)  # type: ignore[arg-type]
+    train(args)
+    policy = args.out / "policy.npz"
+    config = TournamentConfig(agents=(parse_agent_spec(f"network:path={policy}"), parse_agent_spec("random")), deals=2)
+    result = run_tournament(config, workers=1, progress=False)
+    assert len(result.records) == 4
+
+
+def test_an_evaluation_and_the_plot_are_written(tmp_path: Path) -> None:
+    settings = {**TINY, "eval_every": 200, "eval_deals": 1, "plot": True}
+    args = Args(out=tmp_path / "run", decisions=400, **settings)  # type: ignore[arg-type]
+    train(args)
+    with (args.out / "eval.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows and rows[0]["opponent"] == "value" and int(rows[0]["games"]) == 2
+    assert (args.out / "learning_curve.png").stat().st_size > 1000
