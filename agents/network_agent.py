@@ -83,6 +83,18 @@ class NetworkAgent:
         if players is not None and num_players not in players:
             raise ValueError(f"network {self.path} was trained for {players} players, not {num_players}")
 
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """Many decisions at once, one forward (a :class:`~biblios_env.agent_interface.BatchAgent`,
+        which the batched games call for every game where this agent is to act). The shipped
+        network serves every player count. A network that reads the value heuristic's proposal
+        needs each game's view: it plays per game (:meth:`act`)."""
+        network = self.network if self.network is not None else load_network(SHIPPED_NETWORKS[2])
+        if network.inputs != "observation":
+            raise ValueError(
+                f"network {self.path} reads {network.inputs!r}, which needs each game's view: it cannot act for a batch"
+            )
+        return network.choose_batch(observations, action_masks, self.deterministic, self.rng)
+
     def act(self, observation: AgentObservation) -> int:
         network = self.network
         if network is None:

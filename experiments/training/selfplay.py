@@ -108,6 +108,10 @@ class Args:
     init: Path | None = field(
         default=None, metadata={"help": "start from this network file (sets --hidden from it), e.g. the shipped one"}
     )
+    value_warmup: int = field(
+        default=0,
+        metadata={"help": "network decisions at the start that train the value head only (ppo; for --init)"},
+    )
     learning_rate: float = field(default=3e-4, metadata={"help": "Adam learning rate", "section": "update"})
     epochs: int = field(default=1, metadata={"help": "passes over each rollout (ppo)", "type": at_least(1)})
     minibatch: int = field(default=4096, metadata={"help": "samples per gradient step", "type": at_least(1)})
@@ -223,6 +227,11 @@ def make_network(hidden: Sequence[int], init: Path | None) -> Any:
         raise TrainingError(f"--init {init}: {error}") from error
     if network.inputs != "observation":
         raise TrainingError(f"--init {init}: the network reads {network.inputs!r}; self-play needs 'observation'")
+    if NumpyNetwork.load(init).value_kind != "return":  # another target (a win-share logit): start it at 0
+        last = network.value[-1]
+        with _torch().no_grad():
+            last.weight.zero_()
+            last.bias.zero_()
     return network
 
 
@@ -684,7 +693,13 @@ def update(run: Run, data: dict[str, Any]) -> dict[str, float]:
                 value_loss = ((value - target) ** 2).mean()
                 # softmax, not log_softmax.exp(): exp of the masked -1e9 entries is ten times slower.
                 entropy = -(torch.softmax(legal_logits, dim=1) * log_softmax).sum(dim=1).mean()
-                loss = policy_loss + args.value_weight * value_loss - args.entropy * entropy
+                if run.counters["decisions"] < args.value_warmup:
+                    # The critic first, on the trunk as it is: a new value head knows nothing, and
+                    # training it through the shared trunk would change what the policy reads.
+                    head = network.value(network.trunk(observation).detach()).squeeze(-1)
+                    loss = ((head - target) ** 2).mean()
+                else:
+                    loss = policy_loss + args.value_weight * value_loss - args.entropy * entropy
                 with torch.no_grad():
                     approx_kl = ((ratio - 1) - (log_prob - torch.from_numpy(data["log_probs"][rows]))).mean()
                 terms = {"policy_loss": float(policy_loss.detach()), "value_loss": float(value_loss.detach()),

@@ -614,3 +614,66 @@ def check_vector(vector: np.ndarray, seen: set[int], face_down: list[set[int]], 
     for owner, cards_down in enumerate(face_down):
         if owner != seat:
             assert not cards_down & known_discard, f"seat {seat} sees seat {owner}'s face-down discards"
+
+
+# --------------------------------------------------------------------------- the batched games
+def check_batched_games(games: Any, steps: int, seed: int) -> int:
+    """Step a :class:`VectorGame` with random legal actions; at every step every slot's batch
+    observation (the acting seat's) and, every few steps, every seat's ``observe()`` row hold only
+    cards that seat has seen (its hands, the table, the card under auction, public discards and its
+    own face-down ones). Returns the observations checked."""
+    n, size = games.num_players, games.num_games
+    rng = np.random.default_rng(seed)
+    seen = [[set[int]() for _ in range(n)] for _ in range(size)]
+    no_face_down: list[set[int]] = [set() for _ in range(n)]
+    batch = games.reset(seed=seed)
+    checked = 0
+    for step in range(steps):
+        every_seat = [games.observe(seat) for seat in range(n)] if step % 5 == 0 else None
+        for slot in range(size):
+            state = games.game(slot).state
+            for seat in range(n):
+                # Discards are tracked by the engine's public and private records here (the env
+                # pair tests above check those records themselves).
+                seen[slot][seat] |= seen_now(state, seat) | set(state.public_discard) | set(state.private_discard[seat])
+            acting = int(batch.current_player[slot])
+            check_vector(batch.observation[slot], seen[slot][acting], no_face_down, acting)
+            checked += 1
+            if every_seat is not None:
+                for seat in range(n):
+                    check_vector(every_seat[seat][slot], seen[slot][seat], no_face_down, seat)
+        batch = games.step(np.argmax(rng.random(batch.action_mask.shape) * batch.action_mask, axis=1))
+        for slot in np.flatnonzero(batch.terminated):
+            seen[slot] = [set() for _ in range(n)]
+    return checked
+
+
+@pytest.mark.parametrize("num_players", PLAYER_COUNTS)
+def test_the_batched_observations_never_show_unseen_cards(num_players: int) -> None:
+    from biblios_env.vector import VectorGame
+
+    # Forced decisions exposed, so that every position a seat has seen is a step of the batch.
+    games = VectorGame(4, num_players, seed=1, penalty="bluffs" if num_players == 3 else "standard", expose_forced=True)
+    assert check_batched_games(games, 400, seed=num_players) == 1600
+
+
+def test_a_planted_leak_in_the_batched_observations_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Control: batch observations that show the left neighbour's whole hand must fail the check."""
+    import biblios_env.vector.games as vector_games
+    from biblios_env.vector import VectorGame
+
+    games = VectorGame(3, 2, seed=1, expose_forced=True)
+    honest = vector_games._counts_to_observations
+
+    def leaky(joined: bytes, out: np.ndarray) -> np.ndarray:
+        counts = honest(joined, out)
+        if out is games.batch.observation:
+            for slot in range(games.num_games):
+                state = games.game(slot).state
+                neighbour = (state.current_player + 1) % state.num_players
+                out[slot, SLICES["opponent_cards"].start + np.asarray(state.hands[neighbour], int)] = 1.0
+        return counts
+
+    monkeypatch.setattr(vector_games, "_counts_to_observations", leaky)
+    with pytest.raises(AssertionError, match="opponent_cards holds unseen cards"):
+        check_batched_games(games, 200, seed=3)

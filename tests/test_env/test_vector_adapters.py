@@ -150,3 +150,22 @@ def test_the_sb3_adapter_reports_each_game_as_sb3_expects() -> None:
             assert {"vp", "winners", "is_success", "learner_seat", "terminal_observation"} <= set(infos[slot])
     with pytest.raises(AttributeError, match="answer only env_method"):
         vec_env.env_method("render")
+
+
+def test_a_network_opponent_acts_for_all_its_games_in_one_call() -> None:
+    from agents.network_agent import NetworkAgent
+
+    calls: list[int] = []
+
+    class Counting(NetworkAgent):
+        def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+            calls.append(len(observations))
+            return super().act_batch(observations, action_masks)
+
+    env = BibliosVectorEnv(16, 2, Counting(), learner_seat=0, seed=0)
+    env.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        env.step(legal_actions(env.action_masks(), rng))
+    assert max(calls) > 1  # several games in one forward
+    assert sum(calls) >= 20

@@ -1,0 +1,131 @@
+"""Speed of the self-play trainer (``experiments.train_selfplay``), end to end, in network decisions per second.
+
+Runs the trainer with its defaults (2 players unless ``--players``; no evaluation, no TensorBoard)
+in a temporary folder for ``--updates`` updates, in each of the configurations asked for, the
+configurations alternated over ``--repeats`` rounds in this one process so that a machine that
+slows down slows them all. A rate is a run's decisions over its wall time after its first
+``--warmup`` updates (start-up, first rollout). Also prints where the time of one update goes
+(collecting the rollout, preparing it, the gradient steps), measured without the pipeline.
+
+``python -m experiments.selfplay_benchmark`` (about 10 minutes); the figures are in
+docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from experiments.cli import HelpFormatter, at_least, invocation_note, program_name
+from experiments.training import selfplay
+from experiments.training.selfplay import Args, StopRequest
+
+#: The configurations: (pipeline, torch threads per side).
+CONFIGURATIONS = {"pipeline-1": (True, 1), "pipeline-2": (True, 2), "serial-1": (False, 1), "serial-2": (False, 2)}
+
+
+class Updates(StopRequest):
+    """Stops the run after a number of updates."""
+
+    def __init__(self, updates: int) -> None:
+        super().__init__()
+        self.updates = updates
+
+    def after_update(self, run: selfplay.Run) -> None:
+        if run.counters["updates"] >= self.updates:
+            self.requested = True
+
+
+def rate(name: str, args: argparse.Namespace) -> float:
+    """Network decisions per second of one run of configuration ``name``."""
+    pipeline, threads = CONFIGURATIONS[name]
+    with tempfile.TemporaryDirectory() as folder:
+        settings = Args(
+            out=Path(folder) / "run", players=args.players, decisions=10**12, seed=args.seed, pipeline=pipeline,
+            torch_threads=threads, eval_every=0, tensorboard=False, log_seconds=1e9,
+        )  # fmt: skip
+        selfplay.train(settings, stop=Updates(args.updates))
+        with (settings.out / "progress.csv").open(newline="") as handle:
+            rows = list(csv.DictReader(handle))
+    counted = rows[args.warmup :]
+    decisions = int(counted[-1]["decisions"]) - int(rows[args.warmup - 1]["decisions"])
+    seconds = float(counted[-1]["wall_seconds"]) - float(rows[args.warmup - 1]["wall_seconds"])
+    return decisions / seconds
+
+
+def breakdown(args: argparse.Namespace) -> dict[str, float]:
+    """Microseconds per network decision of each part of an update, without the pipeline."""
+    with tempfile.TemporaryDirectory() as folder:
+        settings = Args(out=Path(folder) / "run", players=args.players, seed=args.seed, eval_every=0, tensorboard=False)
+        run = selfplay.start(settings, resume=False)
+        times = {"collect": 0.0, "prepare": 0.0, "update": 0.0}
+        decisions = 0.0
+        for index in range(args.updates):
+            before = run.counters["decisions"]
+            began = time.perf_counter()
+            data = selfplay.collect(run, settings.rollout_steps)
+            collected = time.perf_counter()
+            prepared, _ = selfplay.prepare(run, data)
+            ready = time.perf_counter()
+            selfplay.update(run, prepared)
+            done = time.perf_counter()
+            if index >= args.warmup:
+                times["collect"] += collected - began
+                times["prepare"] += ready - collected
+                times["update"] += done - ready
+                decisions += run.counters["decisions"] - before
+    return {part: round(seconds / decisions * 1e6, 2) for part, seconds in times.items()}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=program_name("experiments.selfplay_benchmark"),
+        description=__doc__.splitlines()[0],
+        epilog=invocation_note("experiments.selfplay_benchmark"),
+        formatter_class=HelpFormatter,
+    )
+    parser.add_argument(
+        "--configurations", nargs="+", choices=list(CONFIGURATIONS), default=list(CONFIGURATIONS), help="what to time"
+    )
+    parser.add_argument("--players", type=int, choices=(2, 3, 4), default=2, help="players per game")
+    parser.add_argument("--updates", type=at_least(2), default=12, help="updates per run")
+    parser.add_argument("--warmup", type=at_least(1), default=2, help="first updates not counted")
+    parser.add_argument("--repeats", type=at_least(1), default=3, help="alternated rounds")
+    parser.add_argument("--seed", type=int, default=1, help="the runs' seed")
+    parser.add_argument("--out", type=Path, default=Path("results/selfplay_benchmark.json"), help="where to save JSON")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.warmup >= args.updates:
+        parser.error(f"--warmup ({args.warmup}) must be below --updates ({args.updates})")
+    runs: dict[str, list[float]] = {name: [] for name in args.configurations}
+    for _ in range(args.repeats):
+        for name in args.configurations:
+            runs[name].append(rate(name, args))
+            print(f"{name}: {runs[name][-1]:,.0f} decisions/s", flush=True)
+    result: dict[str, Any] = {
+        "command": "python -m experiments.selfplay_benchmark " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "players": args.players,
+        "decisions_per_s": {
+            name: {"best": round(max(v)), "median": round(statistics.median(v))} for name, v in runs.items()
+        },
+        "microseconds_per_decision": breakdown(args),
+    }
+    print(json.dumps(result, indent=2))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2))
+    return result
+
+
+if __name__ == "__main__":
+    main()
