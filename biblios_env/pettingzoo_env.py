@@ -89,9 +89,9 @@ from pettingzoo.utils import wrappers
 
 from biblios_env.actions import NUM_ACTIONS
 from biblios_env.cards import NUM_CARDS
-from biblios_env.engine.config import GameConfig
+from biblios_env.engine.config import GameConfig, check_bool
 from biblios_env.engine.game import Game, IllegalActionError
-from biblios_env.engine.scoring import REWARDS, rewards
+from biblios_env.engine.scoring import check_reward, rewards
 from biblios_env.engine.setup import check_num_players
 from biblios_env.engine.views import PlayerView, player_view
 from biblios_env.layout import ENV_NAME, LAYOUT_FINGERPRINT
@@ -235,10 +235,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
         self.render_view = check_render_view(render_view, self.num_players)
-        if reward not in REWARDS:
-            raise ValueError(f"reward must be 'win' or 'vp', got {reward!r}")
-        if not isinstance(expose_forced, bool):
-            raise ValueError(f"expose_forced must be True or False, got {expose_forced!r}")
+        check_reward(reward)
+        check_bool("expose_forced", expose_forced)
         self.illegal_action = check_illegal_action(illegal_action)
         self.forfeit_reward = check_forfeit_reward(forfeit_reward)
         self.render_mode = render_mode

@@ -31,6 +31,7 @@ CONSOLE_SCRIPTS: Final = {
     "experiments.replay": "biblios-replay",
     "experiments.tournament": "biblios-tournament",
     "experiments.train_network": "biblios-train",
+    "experiments.train_selfplay": "biblios-train-selfplay",
 }
 
 

@@ -2,7 +2,7 @@
 
 Wall-clock rates on shared machines swing by up to 2x within minutes; instruction counts
 do not. This script runs the benchmarks' loops (random legal play, 3 players by default;
-``vector`` is the batched games, 16 at a time, the actions drawn in numpy) under valgrind's
+``vector`` is the batched games, 128 at a time, the actions drawn in numpy) under valgrind's
 callgrind twice, once with no games to count the start-up (imports,
 first game), and reports the difference per decision / per step. Needs ``valgrind``
 (``apt-get install valgrind``); takes a few minutes, as valgrind runs code ~50x slower.

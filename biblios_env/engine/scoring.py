@@ -59,6 +59,13 @@ def score(hands: list[list[int]], dice: list[int]) -> tuple[list[int], list[int]
     return vp, winners, category_winners
 
 
+def check_reward(reward: object) -> str:
+    """``reward`` if it names a reward scheme, else ValueError naming it and :data:`REWARDS`."""
+    if reward not in REWARDS:
+        raise ValueError(f"reward must be one of {', '.join(map(repr, REWARDS))}, got {reward!r}")
+    return str(reward)
+
+
 def rewards(reward: str, vp: Sequence[int], winners: Sequence[int]) -> list[float]:
     """Terminal rewards per seat of a finished game for the reward scheme ``reward``.
 
@@ -69,8 +76,7 @@ def rewards(reward: str, vp: Sequence[int], winners: Sequence[int]) -> list[floa
     n = len(vp)
     if reward == "vp":
         return [float(vp[seat] - max([*vp[:seat], *vp[seat + 1 :]])) for seat in range(n)]
-    if reward != "win":
-        raise ValueError(f"reward must be one of {', '.join(map(repr, REWARDS))}, got {reward!r}")
+    check_reward(reward)
     if len(winners) == n:
         return [0.0] * n
     win, lose = 1.0 / len(winners), -1.0 / (n - len(winners))

@@ -34,10 +34,10 @@ from typing import Any, Final
 import numpy as np
 
 from biblios_env.actions import NUM_ACTIONS, describe
-from biblios_env.engine.config import GameConfig, check_seed
+from biblios_env.engine.config import GameConfig, check_bool, check_seed
 from biblios_env.engine.game import Game, IllegalActionError
 from biblios_env.engine.log import replay, to_log
-from biblios_env.engine.scoring import REWARDS, rewards
+from biblios_env.engine.scoring import check_reward, rewards
 from biblios_env.observations import (
     OBSERVATION_SCALE,
     OBSERVATION_SIZE,
@@ -130,12 +130,8 @@ class VectorGame:
         self.num_games = _check_count("num_games", num_games)
         self.config = GameConfig(num_players, penalty, strict_bids, first_player, preset=preset)
         self.num_players = self.config.num_players
-        if reward not in REWARDS:
-            raise ValueError(f"reward must be one of {', '.join(map(repr, REWARDS))}, got {reward!r}")
-        if not isinstance(expose_forced, bool):
-            raise ValueError(f"expose_forced must be True or False, got {expose_forced!r}")
-        self.reward = reward
-        self.auto_forced = not expose_forced
+        self.reward = check_reward(reward)
+        self.auto_forced = not check_bool("expose_forced", expose_forced)
         self.seed = secrets.randbits(63) if seed is None else check_seed(seed)
         #: How many games each slot has dealt since the last seeded reset (the next one's index).
         self.games_dealt = np.zeros(self.num_games, dtype=np.int64)

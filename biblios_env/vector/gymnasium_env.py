@@ -25,7 +25,6 @@ from gymnasium.vector import AutoresetMode
 
 from biblios_env.actions import NUM_ACTIONS
 from biblios_env.agent_interface import BatchAgent
-from biblios_env.pettingzoo_env import raw_env
 from biblios_env.vector.learner import LearnerGames, OpponentSource
 
 
@@ -57,8 +56,7 @@ class BibliosVectorEnv(gymnasium.vector.VectorEnv):
             num_envs, num_players, opponents, learner_seat=learner_seat, seed=seed, **game_options
         )
         self.num_envs = self.learner.num_games
-        template = raw_env(num_players)
-        self.single_observation_space = template.observation_space(template.possible_agents[0])["observation"]
+        self.single_observation_space = self.learner.observation_space["observation"]
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, self.num_envs)
         self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, self.num_envs)

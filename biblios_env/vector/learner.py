@@ -27,6 +27,7 @@ from biblios_env.agent_interface import Agent, AgentObservation, BatchAgent, Uni
 from biblios_env.engine.views import player_view
 from biblios_env.gym_env import OpponentError
 from biblios_env.observations import encode_state
+from biblios_env.pettingzoo_env import raw_env
 from biblios_env.vector.games import VectorGame
 
 #: Per game: the agents of the other seats, left of the learner first.
@@ -62,6 +63,9 @@ class LearnerGames:
         self.games = VectorGame(num_games, num_players, seed, **game_options)
         self.num_games = self.games.num_games
         self.num_players = self.games.num_players
+        template = raw_env(self.num_players)
+        #: A learner's observation space, the PettingZoo env's: ``{"observation", "action_mask"}``.
+        self.observation_space = template.observation_space(template.possible_agents[0])
         if learner_seat is not None and (
             isinstance(learner_seat, bool)
             or not isinstance(learner_seat, int | np.integer)

@@ -27,7 +27,6 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from biblios_env.actions import NUM_ACTIONS
 from biblios_env.agent_interface import BatchAgent
-from biblios_env.pettingzoo_env import raw_env
 from biblios_env.vector.learner import LearnerGames, OpponentSource
 
 #: The one method ``env_method`` answers (sb3-contrib's name for the masks).
@@ -63,10 +62,9 @@ class BibliosVecEnv(VecEnv):
         self.learner = LearnerGames(
             num_envs, num_players, opponents, learner_seat=learner_seat, seed=seed, **game_options
         )
-        template = raw_env(num_players)
-        spaces_of_agent = template.observation_space(template.possible_agents[0])
         self.dict_observation = bool(dict_observation)
-        observation_space = spaces_of_agent if self.dict_observation else spaces_of_agent["observation"]
+        space = self.learner.observation_space
+        observation_space = space if self.dict_observation else space["observation"]
         self._next_seed: int | None = seed
         self._actions: np.ndarray | None = None
         super().__init__(self.learner.num_games, observation_space, spaces.Discrete(NUM_ACTIONS))

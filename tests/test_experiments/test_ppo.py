@@ -352,3 +352,21 @@ def test_a_network_that_reads_the_heuristics_proposal_cannot_start_ppo():
     assert network_arch(network("observation")) == {"pi": [16], "vf": [16, 4]}
     with pytest.raises(ValueError, match=r"reads 'observation\+value'"):
         network_arch(network("observation+value"))
+
+
+def test_an_exception_mid_training_leaves_no_worker_process(tmp_path, monkeypatch):
+    """The subprocess environments are closed when training fails half-way (not left running)."""
+    import multiprocessing
+
+    from experiments.training.ppo import training
+
+    def failing_callback(config, mixture, start):
+        raise RuntimeError("failed mid-training")
+
+    monkeypatch.setattr(training, "build_callback", failing_callback)
+    arguments = ["--total-steps", "256", "--n-envs", "2", "--vec", "subproc", "--n-steps", "64", "--net-arch", "8"]
+    arguments += ["--bc-games", "0", "--eval-every", "0", "--checkpoint-every", "0", "--out", str(tmp_path / "run")]
+    before = set(multiprocessing.active_children())
+    with pytest.raises(RuntimeError, match="failed mid-training"):
+        main([*arguments, "--no-progress"])
+    assert set(multiprocessing.active_children()) - before == set()

@@ -46,6 +46,7 @@ CONSOLE_SCRIPTS = {
     "biblios-replay": "experiments.replay:main",
     "biblios-tournament": "experiments.tournament:main",
     "biblios-train": "experiments.train_network:main",
+    "biblios-train-selfplay": "experiments.train_selfplay:main",
 }
 SHIPPED_POLICY_FILES = ("ppo_2p.npz", "ppo_2p.json", "ppo_2p_learning_curve.png", "network.npz", "README.md")
 PACKAGES = ("biblios_env", "agents", "experiments")
@@ -149,7 +150,8 @@ def test_wheel_metadata_declares_the_dependencies(wheel: Path) -> None:
         if line.startswith("Requires-Dist:")
     ]
     runtime = {re.match(r"[\w.-]+", requirement).group() for requirement in requirements if ";" not in requirement}  # type: ignore[union-attr]
-    assert runtime == {"numpy", "gymnasium", "pettingzoo", "mypy_extensions"}, f"runtime requirements: {requirements}"
+    expected = {"numpy", "gymnasium", "pettingzoo", "mypy_extensions", "librt"}
+    assert runtime == expected, f"runtime requirements: {requirements}"
 
 
 def test_notebooks_extra_installs_a_jupyter_front_end(wheel: Path) -> None:
