@@ -21,7 +21,7 @@ ids             meaning
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Final
+from typing import Any, Final, TypeGuard
 
 import numpy as np
 
@@ -161,12 +161,16 @@ def church_changes(action: int, card: int) -> DieChanges:
     return changes
 
 
-def check_action(action: object) -> int:
-    """Return ``action`` as an int id, or raise ValueError naming the value and the valid range.
+def is_action_id(action: object) -> TypeGuard[int | np.integer[Any]]:
+    """Whether ``action`` is an action id by its type, in range or not: a Python or numpy integer,
+    not a bool (``True`` is not KEEP) nor a float. The line between a move (an illegal id can be
+    forfeited) and a caller's bug (anything else always raises)."""
+    return not isinstance(action, bool) and isinstance(action, (int, np.integer))
 
-    Python and numpy integers are accepted; bools and floats are not (``True`` is not KEEP).
-    """
-    if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < NUM_ACTIONS:
+
+def check_action(action: object) -> int:
+    """Return ``action`` as an int id, or raise ValueError naming the value and the valid range."""
+    if not is_action_id(action) or not 0 <= action < NUM_ACTIONS:
         raise ValueError(f"action must be an int in 0..{NUM_ACTIONS - 1}, got {action!r}")
     return int(action)
 

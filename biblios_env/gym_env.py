@@ -81,7 +81,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from biblios_env.actions import NUM_ACTIONS
+from biblios_env.actions import NUM_ACTIONS, is_action_id
 from biblios_env.agent_interface import Agent, AgentObservation, UniformRandomAgent
 from biblios_env.engine.config import check_seed
 from biblios_env.engine.game import Game, IllegalActionError
@@ -89,13 +89,13 @@ from biblios_env.engine.setup import check_num_players
 from biblios_env.engine.views import player_view
 from biblios_env.layout import GYM_ENV_ID
 from biblios_env.pettingzoo_env import (
-    FORFEIT,
     FORFEIT_REWARD,
     ILLEGAL_ACTIONS,
     RAISE,
     RESET_OPTIONS,
     check_forfeit_reward,
     check_illegal_action,
+    is_forfeit,
     known_reset_options,
     raw_env,
     render_output,
@@ -130,12 +130,9 @@ def check_learner_action(action: object) -> int:
     Bools, floats and strings are refused, as :meth:`raw_env.step` refuses them: ``int(1.7)``
     would silently play action 1. Whether the id is legal is checked afterwards.
     """
-    if type(action) is int:
-        return action
-    if isinstance(action, np.integer):
-        return int(action)
-    if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
-        return int(action)
+    value = action[()] if isinstance(action, np.ndarray) and action.shape == () else action  # predict's 0-d array
+    if is_action_id(value):
+        return int(value)
     raise IllegalActionError(
         f"action must be an int id in 0..{NUM_ACTIONS - 1} (numpy integers are fine), got {action!r}"
     )
@@ -370,7 +367,7 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
             raise RuntimeError("step() after the end of the episode; call reset()")
         game = self._game
         action = check_learner_action(action)
-        if self.illegal_action == FORFEIT and action not in game.legal_actions():
+        if is_forfeit(self.illegal_action, action, game.legal_actions()):
             self._done = True
             return self._observation(), self.forfeit_reward, True, False, self._step_info(forfeit=True)
         self.env.step(action)  # raises IllegalActionError naming the action and the legal ones

@@ -87,10 +87,10 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from biblios_env.actions import NUM_ACTIONS
+from biblios_env.actions import NUM_ACTIONS, is_action_id
 from biblios_env.cards import NUM_CARDS
 from biblios_env.engine.config import GameConfig, check_bool
-from biblios_env.engine.game import Game, IllegalActionError
+from biblios_env.engine.game import Game
 from biblios_env.engine.scoring import check_reward, rewards
 from biblios_env.engine.setup import check_num_players
 from biblios_env.engine.views import PlayerView, player_view
@@ -142,14 +142,11 @@ def known_reset_options(options: object, known: Sequence[str]) -> dict[str, Any]
     return {key: value for key, value in options.items() if key in known}
 
 
-def is_action_id(action: object) -> bool:
-    """Whether ``action`` is an int id, legal or not: a Python or numpy integer, not a bool.
-
-    This is the line between a move (an illegal id can be forfeited) and a caller's bug (a
-    float, string or ``None`` always raises), drawn as ``biblios_env.actions.check_action``
-    draws it.
-    """
-    return not isinstance(action, bool) and isinstance(action, int | np.integer)
+def is_forfeit(illegal_action: str, action: object, legal: Sequence[int]) -> bool:
+    """Whether ``action`` ends the game as a forfeit under the ``illegal_action`` option: only with
+    ``"forfeit"``, and only an action id that is not legal (out of range included); a value that is
+    not an action id (:func:`~biblios_env.actions.is_action_id`) is a caller's bug and always raises."""
+    return illegal_action == FORFEIT and is_action_id(action) and int(action) not in legal
 
 
 def check_illegal_action(illegal_action: object) -> str:
@@ -334,13 +331,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        try:
-            game.apply(action)  # type: ignore[arg-type]  # raises IllegalActionError naming the action and the range
-        except IllegalActionError:
-            if self.illegal_action == RAISE or not is_action_id(action):
-                raise
+        if is_forfeit(self.illegal_action, action, game.legal_actions()):
             self._forfeit(agent)
             return
+        game.apply(action)  # type: ignore[arg-type]  # raises IllegalActionError naming the action and the range
         self._cumulative_rewards[agent] = 0.0
         if game.is_over:
             self._finish(game)

@@ -12,7 +12,7 @@ from typing import Final
 from rich.console import Console
 from rich.text import Text
 
-from biblios_env.actions import BID_BASE, PASS, PAY_BASE, describe
+from biblios_env.actions import BID_BASE, PASS, PAY_BASE, describe, is_action_id
 from biblios_env.agent_interface import Agent, AgentObservation
 from biblios_env.cards import IS_GOLD
 from biblios_env.engine.game import Game
@@ -91,7 +91,7 @@ class TerminalGame:
             action = self.agents[seat].act(seat_observation(self.game))
         except Exception as error:  # an agent bug must not lose the player's game without a word
             raise LeaveGameError(f"{self.screen.name(seat)} crashed: {type(error).__name__}: {error}") from error
-        if isinstance(action, bool) or not hasattr(action, "__index__") or int(action) not in legal:
+        if not is_action_id(action) or int(action) not in legal:
             raise LeaveGameError(f"{self.screen.name(seat)} chose {action!r}, which is not a legal action")
         return int(action)
 
