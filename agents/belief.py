@@ -7,7 +7,7 @@ limit grows with the gold in its hand (it never bids more than it holds, and it 
 over the auctions to come). Measured on ``value``-vs-``value`` games, the sampler's median limit
 misses an opponent's true limit by 1.3 coins, and imposing the opponent's true gold total brings
 that to 0.8: the gold it kept face down in the gifts is most of what the sampler misses
-(``python -m experiments.belief_error``).
+(``python -m experiments.studies.belief_error``).
 
 A belief is fed every view its seat is shown, in order (:meth:`observe`), and deals states from
 the current one (:meth:`sample_states`). It reads only those views.

@@ -21,8 +21,8 @@ simple and fast (agents call it at every decision):
   won counts for it; less with more players, where a VP lost goes to one of several rivals).
 
 Card values are differences of that utility: ``gain`` (the viewer gets the card), ``harm`` (an
-opponent gets it), and for church cards the best die change. Gold is valued by a coin value
-(utility per coin) that the agents supply.
+opponent gets it), and for church cards the best die change (:func:`best_church_option`, shared
+with the rollout policy). Gold is valued by a coin value (utility per coin) that the agents supply.
 """
 
 from __future__ import annotations
@@ -136,6 +136,19 @@ def church_options(card: int, dice: Sequence[int]) -> list[tuple[int, DieChanges
     ``(action, ((category, delta), ...))``: declining first, then the engine's legal die changes."""
     changes = _CHURCH_CHANGES[CARD_CHURCH[card]]
     return [(action, changes[action]) for action in church.options(card, dice)]
+
+
+def best_church_option(card: int, dice: Sequence[int], die_weights: list[float]) -> tuple[int, float]:
+    """The best way to resolve church ``card`` with ``dice`` for a seat whose utility of raising
+    each category's die by one is ``die_weights``: ``(action, utility)``, declining (utility 0)
+    unless a die change is worth more. Both utility models (:class:`Assessment` and the rollout
+    policy's ``Race``) choose their church moves here."""
+    best_action, best_value = CHURCH_DECLINE, 0.0
+    for action, deltas in church_options(card, dice):
+        value = sum(delta * die_weights[category] for category, delta in deltas)
+        if value > best_value + 1e-12:
+            best_action, best_value = action, value
+    return best_action, best_value
 
 
 def cards_affordable(value: float, costs: Iterable[float]) -> int:
@@ -306,7 +319,7 @@ class Assessment(RaceModel):
             return self.category_scale(category) * (after - self.p_win[category])
         if IS_GOLD[card]:
             return coin_value * CARD_VALUE[card]
-        return max(0.0, self.church_best(card)[1])
+        return max(0.0, self.best_church_option(card)[1])
 
     def loss(self, card: int, coin_value: float) -> float:
         """Utility the viewer loses by giving up ``card`` from hand (for payments and penalties)."""
@@ -349,14 +362,10 @@ class Assessment(RaceModel):
         """Utility of a set of die changes."""
         return sum(delta * self.die_weight(category) for category, delta in deltas)
 
-    def church_best(self, card: int) -> tuple[int, float]:
-        """The viewer's best resolution of church ``card`` now: ``(action, utility)``."""
-        best_action, best_value = CHURCH_DECLINE, 0.0
-        for action, deltas in church_options(card, self.dice):
-            value = self.option_value(deltas)
-            if value > best_value + 1e-12:
-                best_action, best_value = action, value
-        return best_action, best_value
+    def best_church_option(self, card: int) -> tuple[int, float]:
+        """The viewer's best resolution of church ``card`` now: ``(action, utility)``
+        (:func:`best_church_option` with its die weights)."""
+        return best_church_option(card, self.dice, [self.die_weight(c) for c in range(NUM_CATEGORIES)])
 
 
 __all__ = [
@@ -370,6 +379,7 @@ __all__ = [
     "Assessment",
     "RaceModel",
     "assignment_patterns",
+    "best_church_option",
     "cards_affordable",
     "church_options",
     "race_spreads",

@@ -300,7 +300,7 @@ class HeuristicAgent:
 
     def choose_church(self, view: PlayerView, assessment: Assessment, legal: list[int]) -> int:
         """Raise the dice of categories we are likely to win, lower the others' (RULES §4)."""
-        action, _ = assessment.church_best(view.church_card)
+        action, _ = assessment.best_church_option(view.church_card)
         return action if action in legal else CHURCH_DECLINE
 
 

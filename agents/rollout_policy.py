@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import math
 import random
+from collections.abc import Callable
 
 from agents.card_values import (
     CATEGORY_TOTAL_VALUE,
@@ -21,11 +22,11 @@ from agents.card_values import (
     TIE_MARGIN,
     RaceModel,
     assignment_patterns,
+    best_church_option,
     cards_affordable,
-    church_options,
     race_spreads,
 )
-from biblios_env.actions import BID_BASE, CHURCH_DECLINE, MAX_BID, PASS, PAY_BASE, REFUSE, TAKE_BASE
+from biblios_env.actions import BID_BASE, MAX_BID, PASS, PAY_BASE, REFUSE, TAKE_BASE
 from biblios_env.cards import CARD_CATEGORY, CARD_LETTER, CARD_VALUE, GOLD_IDS_BY_VALUE, IS_GOLD, NUM_CATEGORIES
 from biblios_env.engine import rules
 from biblios_env.engine.auctions import cheapest_cover
@@ -46,11 +47,11 @@ from biblios_env.engine.state import NO_CARD, State
 class Race(RaceModel):
     """Category totals, letters and spreads of one position (full information)."""
 
-    __slots__ = ("dice", "future", "letters", "n", "rival", "sigma", "tie_margin", "totals")
+    __slots__ = ("dice", "future", "letters", "num_players", "rival_weight", "sigma", "tie_margin", "totals")
     zero_below = ROLLOUT_ZERO_BELOW
 
     def __init__(self, state: State, sigma_base: float, sigma_scale: float, tie_margin: float, dead: list[int]) -> None:
-        n = self.n = state.num_players
+        n = self.num_players = state.num_players
         totals = [[0] * NUM_CATEGORIES for _ in range(n)]
         letters = [[NO_LETTER] * NUM_CATEGORIES for _ in range(n)]
         in_hands = [0] * NUM_CATEGORIES
@@ -75,13 +76,13 @@ class Race(RaceModel):
         self.future = future = [float(CATEGORY_TOTAL_VALUE[c] - in_hands[c] - dead[c]) for c in range(NUM_CATEGORIES)]
         self.sigma = race_spreads(future, sigma_base, sigma_scale)
         self.dice = state.dice
-        self.rival = 1.0 / (n - 1)
+        self.rival_weight = 1.0 / (n - 1)
         self.tie_margin = tie_margin
 
     def best_other(self, seat: int, category: int) -> tuple[int, int]:
         """The best total and best letter among the other seats in ``category``."""
         best, letter = 0, NO_LETTER
-        for other in range(self.n):
+        for other in range(self.num_players):
             if other != seat:
                 total = self.totals[other][category]
                 if total > best:
@@ -91,8 +92,9 @@ class Race(RaceModel):
                     letter = other_letter
         return best, letter
 
-    def scale(self, category: int) -> float:
-        return self.dice[category] * (1.0 + self.rival)
+    def category_scale(self, category: int) -> float:
+        """Utility per unit of win probability in ``category``."""
+        return self.dice[category] * (1.0 + self.rival_weight)
 
     def gain(self, seat: int, card: int) -> float:
         """Utility for ``seat`` of receiving category card ``card``."""
@@ -101,7 +103,7 @@ class Race(RaceModel):
         best, best_letter = self.best_other(seat, category)
         before = self.win_chance(category, total, letter, best, best_letter)
         after = self.win_chance(category, total + CARD_VALUE[card], min(letter, CARD_LETTER[card]), best, best_letter)
-        return self.scale(category) * (after - before)
+        return self.category_scale(category) * (after - before)
 
     def harm(self, seat: int, card: int) -> float:
         """Utility ``seat`` loses when the strongest-hit opponent receives category card ``card``."""
@@ -111,13 +113,13 @@ class Race(RaceModel):
         before = self.win_chance(category, total, letter, best, best_letter)
         worst = before
         value, card_letter = CARD_VALUE[card], CARD_LETTER[card]
-        for other in range(self.n):
+        for other in range(self.num_players):
             if other != seat:
                 bumped = self.totals[other][category] + value
                 after = self.win_chance(category, total, letter, max(best, bumped), min(best_letter, card_letter))
                 if after < worst:
                     worst = after
-        return self.scale(category) * (before - worst)
+        return self.category_scale(category) * (before - worst)
 
     def hand_costs(self, seat: int, hand: list[int], coin: float) -> list[float]:
         """What ``seat`` loses by giving up each card of ``hand``, in hand order: :meth:`loss` for
@@ -159,7 +161,7 @@ class Race(RaceModel):
             after = self.win_chance(
                 category, total - CARD_VALUE[card], rest_letter, best_total[category], best_letters[category]
             )
-            costs.append(self.scale(category) * (p_before[category] - after))
+            costs.append(self.category_scale(category) * (p_before[category] - after))
         return costs
 
     def die_weight(self, seat: int, category: int) -> float:
@@ -168,7 +170,13 @@ class Race(RaceModel):
         best, best_letter = self.best_other(seat, category)
         p = self.win_chance(category, total, self.letters[seat][category], best, best_letter)
         live = 1.0 if total > 0 or best > 0 or self.future[category] > 0 else 0.0
-        return (1.0 + self.rival) * p - self.rival * live
+        return (1.0 + self.rival_weight) * p - self.rival_weight * live
+
+    def best_church_option(self, seat: int, card: int) -> tuple[int, float]:
+        """``seat``'s best resolution of church ``card`` now: ``(action, utility)``
+        (:func:`~agents.card_values.best_church_option` with its die weights)."""
+        weights = [self.die_weight(seat, c) for c in range(NUM_CATEGORIES)]
+        return best_church_option(card, self.dice, weights)
 
 
 class RolloutPolicy:
@@ -242,6 +250,9 @@ class RolloutPolicy:
         #: The rest of the current gift turn's placement plan: ((drawn card, draw pile size,
         #: active seat), slot) for each card still to come, in draw order.
         self._planned: list[tuple[tuple[int, int, int], int]] = []
+        #: In a rollout: the category value out of the game, and the discards counted in it.
+        self._dead: list[int] = []
+        self._discarded = 0
 
     # ------------------------------------------------------------------ helpers
     @staticmethod
@@ -274,31 +285,19 @@ class RolloutPolicy:
         value = self.capture * (len(state.auction_pile) + 1) / max(gold, 1)
         return min(self.max_coin_value, max(self.min_coin_value, value))
 
-    def gain(self, race: Race, state: State, seat: int, card: int, coin: float) -> float:
+    def gain(self, race: Race, seat: int, card: int, coin: float) -> float:
         if CARD_CATEGORY[card] >= 0:
             return race.gain(seat, card)
         if IS_GOLD[card]:
             return coin * CARD_VALUE[card]
-        return self.church_gain(race, seat, card, state.dice)
+        return max(0.0, race.best_church_option(seat, card)[1])
 
     def harm(self, race: Race, seat: int, card: int, coin: float) -> float:
         if CARD_CATEGORY[card] >= 0:
             return race.harm(seat, card)
         if IS_GOLD[card]:
-            return race.rival * coin * CARD_VALUE[card]
+            return race.rival_weight * coin * CARD_VALUE[card]
         return 0.5 * self.church_value
-
-    def church_gain(self, race: Race, seat: int, card: int, dice: list[int]) -> float:
-        return max(0.0, self.church_choice(race, seat, card, dice)[1])
-
-    def church_choice(self, race: Race, seat: int, card: int, dice: list[int]) -> tuple[int, float]:
-        weights = [race.die_weight(seat, c) for c in range(NUM_CATEGORIES)]
-        best_action, best_value = CHURCH_DECLINE, 0.0
-        for action, deltas in church_options(card, dice):
-            value = sum(delta * weights[c] for c, delta in deltas)
-            if value > best_value + 1e-12:
-                best_action, best_value = action, value
-        return best_action, best_value
 
     def payment_card(self, state: State, race: Race | None = None) -> int:
         """The next payment card, or -1 when the payment cannot be completed: for a gold card
@@ -348,7 +347,7 @@ class RolloutPolicy:
             coin = self.coin_value(state, seat)
             best, choice = -math.inf, state.common_area[0]
             for card in state.common_area:
-                value = self.gain(race, state, seat, card, coin) + self.denial * self.harm(race, seat, card, coin)
+                value = self.gain(race, seat, card, coin) + self.denial * self.harm(race, seat, card, coin)
                 if value > best:
                     best, choice = value, card
             return TAKE_BASE + choice
@@ -357,7 +356,7 @@ class RolloutPolicy:
             return REFUSE if card < 0 else PAY_BASE + card
         if decision == DECISION_CHURCH:
             race = self.cached_race(state, dead)
-            return self.church_choice(race, state.current_player, state.church_card, state.dice)[0]
+            return race.best_church_option(state.current_player, state.church_card)[0]
         raise ValueError(f"no decision to make: the game is over (decision {decision!r})")
 
     def cached_race(self, state: State, dead: list[int] | None) -> Race:
@@ -395,7 +394,7 @@ class RolloutPolicy:
         share = self.auction_share
         rows = []
         for card in cards:
-            gain = self.gain(race, state, seat, card, coin)
+            gain = self.gain(race, seat, card, coin)
             harm = self.harm(race, seat, card, coin)
             rows.append((gain, share * gain - (1.0 - share) * harm, -harm))
         best = -math.inf
@@ -418,8 +417,8 @@ class RolloutPolicy:
         noise = 1.0 - self.bid_noise + 2.0 * self.bid_noise * self.rng.random() if self.bid_noise else 1.0
         if IS_GOLD[card]:
             costs = race.hand_costs(seat, hand, coin)
-            return min(cards_affordable(self.gain(race, state, seat, card, coin) * noise, costs), MAX_BID)
-        value = (self.gain(race, state, seat, card, coin) + self.denial * self.harm(race, seat, card, coin)) * noise
+            return min(cards_affordable(self.gain(race, seat, card, coin) * noise, costs), MAX_BID)
+        value = (self.gain(race, seat, card, coin) + self.denial * self.harm(race, seat, card, coin)) * noise
         if value <= 0:
             return 0
         gold = 0
@@ -429,33 +428,23 @@ class RolloutPolicy:
         return min(int(value / coin), gold, MAX_BID)
 
     def rollout(self, state: State, horizon: int | None = None) -> int:
-        """Play the state on with the policy, to the end or (with ``horizon``) until that many
-        gift turns or auctions have ended; returns the number of decisions applied."""
-        apply = rules.apply
-        action = self.action
-        dead = self.dead_values(state)
-        discarded = len(state.discard)
-        steps = 0
+        """Play the state on with the policy (:func:`play_on`: to the end, or until ``horizon``
+        gift turns or auctions have ended); returns the number of decisions applied."""
         self.reset()
-        marker = round_marker(state)
-        rounds = 0
-        while state.decision != DECISION_NONE:
-            if horizon is not None:
-                now = round_marker(state)
-                if now != marker:
-                    marker = now
-                    rounds += 1
-                    if rounds >= horizon:
-                        break
-            discard = state.discard
-            if len(discard) != discarded:
-                for card in discard[discarded:]:
-                    if CARD_CATEGORY[card] >= 0:
-                        dead[CARD_CATEGORY[card]] += CARD_VALUE[card]
-                discarded = len(discard)
-            apply(state, action(state, dead))
-            steps += 1
-        return steps
+        self._dead = self.dead_values(state)
+        self._discarded = len(state.discard)
+        return play_on(state, horizon, self._rollout_action)
+
+    def _rollout_action(self, state: State) -> int:
+        """The policy's action at the next decision of a :meth:`rollout`: the cards discarded
+        since the last one first count as out of the game (the races' value still to come)."""
+        discard = state.discard
+        if len(discard) != self._discarded:
+            for card in discard[self._discarded :]:
+                if CARD_CATEGORY[card] >= 0:
+                    self._dead[CARD_CATEGORY[card]] += CARD_VALUE[card]
+            self._discarded = len(discard)
+        return self.action(state, self._dead)
 
     def evaluate(self, state: State, temperature: float = 2.0) -> list[float]:
         """Per seat, a win chance in [0, 1] from the expected VP lead: the dice of the
@@ -522,4 +511,24 @@ def round_marker(state: State) -> tuple[int, int]:
     return (1, len(state.auction_pile))
 
 
-__all__ = ["Race", "RolloutPolicy", "round_marker"]
+def play_on(state: State, horizon: int | None, choose: Callable[[State], int]) -> int:
+    """Apply ``choose(state)`` at every decision until the game ends or, with ``horizon``, until
+    that many gift turns or auctions have ended (:func:`round_marker`); returns the number of
+    decisions applied. Every rollout of the search plays on here, by policy or at random."""
+    steps = 0
+    marker = round_marker(state)
+    rounds = 0
+    while state.decision != DECISION_NONE:
+        if horizon is not None:
+            now = round_marker(state)
+            if now != marker:
+                marker = now
+                rounds += 1
+                if rounds >= horizon:
+                    break
+        rules.apply(state, choose(state))
+        steps += 1
+    return steps
+
+
+__all__ = ["Race", "RolloutPolicy", "play_on", "round_marker"]

@@ -70,7 +70,7 @@ class Agent(Protocol):
 class Observer(Protocol):
     """An agent that also follows the game between its own decisions (optional).
 
-    A game loop that supports it (the experiments' :func:`~experiments.match.play_game`) calls
+    A game loop that supports it (the experiments' :func:`~experiments.common.match.play_game`) calls
     ``observe`` with the seat's view after every action it applies, whoever chose it, so the agent
     sees each opponent's bid, not only the table as it stands when its own turn comes round. An
     agent must still play well where nobody calls it (``act`` always gets the current view).

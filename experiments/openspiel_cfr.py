@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from experiments.cli import at_least, invocation_note, program_name
+from experiments.common.cli import at_least, invocation_note, program_name
 
 #: The solvers offered, by the names OpenSpiel's C++ classes have in ``pyspiel``.
 SOLVERS = {"cfr": "CFRSolver", "cfr+": "CFRPlusSolver"}

@@ -11,7 +11,7 @@ from typing import Any
 from agents import make_agent
 from biblios_env.engine.config import GameConfig
 from biblios_env.engine.state import NO_CARD, Phase, State
-from experiments.match import play_game
+from experiments.common.match import play_game
 
 
 def save_game(

@@ -1,10 +1,11 @@
 """What both search agents share: the heuristic default, the determinizations, the searched
 moves, the rollouts, the rewards and the budget (:class:`SearchAgent`).
 
-A search agent plays the ``value`` heuristic (:class:`agents.heuristics.ValueAgent`, run on the
-agent's own observation) at every decision, and searches only the decisions listed in
-``searched``: there its search (:mod:`agents.search.flat` or :mod:`agents.search.tree`) may
-overrule the heuristic. Decisions with a single candidate move are the heuristic's too.
+A search agent plays its heuristic (by default the ``value`` heuristic,
+:class:`agents.heuristics.ValueAgent`, run on the agent's own observation) at every decision,
+and searches only the decisions listed in ``searched``: there its search
+(:mod:`agents.search.flat` or :mod:`agents.search.tree`) may overrule the heuristic. Decisions
+with a single candidate move are the heuristic's too.
 
 Every simulation starts from a **determinization**: a full game state consistent with the
 searching seat's view (:func:`biblios_env.engine.sampling.sample_state`: exact card counting;
@@ -15,14 +16,15 @@ view it is shown and, at a searched decision, deals one batch of determinization
 belief instead (``bids``: weighted by what the opponents' bids revealed); the search takes them
 in turn (resampled by their weights, or with ``belief_weights`` as drawn, each weighted). The
 agent is an :class:`~biblios_env.agent_interface.Observer`: a game loop that shows it the table
-after every action (:func:`experiments.match.play_game` does) lets its belief see each bid;
+after every action (:func:`experiments.common.match.play_game` does) lets its belief see each bid;
 shown views only at its own decisions, at three or more players the belief sees the bidding as
 it stands when the seat's turn comes round, and nothing of an auction after the seat passed.
-It is **rolled out** with :class:`RolloutPolicy`, a fast full-information imitation of
-the value heuristic stepping the raw rules functions (``rollout=random``: uniform over the
-searched moves instead; ``horizon``: stop after that many gift turns / auctions and score with
-:meth:`RolloutPolicy.evaluate`), and **scored** for each seat: a win share (1 for a sole winner,
-1/k for a k-way shared win, else 0) plus ``margin_weight * tanh(VP margin / 5)``.
+It is **rolled out** with its rollout policy (by default a :class:`RolloutPolicy`, a fast
+full-information imitation of the value heuristic stepping the raw rules functions;
+``rollout=random``: uniform over the searched moves instead; ``horizon``: stop after that many
+gift turns / auctions and score with :meth:`RolloutPolicy.evaluate`), and **scored** for each
+seat: a win share (1 for a sole winner, 1/k for a k-way shared win, else 0) plus
+``margin_weight * tanh(VP margin / 5)``.
 
 **Action abstraction** of the search (266 action ids, 66 of them bids):
 
@@ -55,8 +57,8 @@ import numpy as np
 from mypy_extensions import mypyc_attr
 
 from agents.belief import Belief, PlainBelief, make_belief
-from agents.heuristics import ValueAgent
-from agents.rollout_policy import RolloutPolicy, round_marker
+from agents.heuristics import HeuristicAgent, ValueAgent
+from agents.rollout_policy import RolloutPolicy, play_on
 from agents.search.options import SPEC_DEFAULTS, Rollout, SearchOptions
 from biblios_env.actions import BID_BASE, MAX_BID, PASS, PAY_BASE, REFUSE
 from biblios_env.agent_interface import AgentObservation
@@ -75,19 +77,36 @@ BELIEF_BATCH: Final = 32
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class SearchAgent:
-    """The value heuristic, corrected at the searched decisions by a search (module doc); each
-    search agent defines :meth:`search`.
+    """A heuristic, corrected at the searched decisions by a search (module doc); each search
+    agent defines :meth:`search`.
 
     Args:
         options: how it searches (``None``: the defaults).
         seed: seeds the agent's generator when ``start_game`` gets no seed.
+        heuristic: plays every decision that is not searched and proposes the move the search
+            must beat at one that is (``None``: ``ValueAgent()``).
+        policy: plays every seat in the simulations (``rollout=policy``), picks the cards of a
+            searched payment and scores a position at the ``horizon`` (``None``: a
+            :class:`RolloutPolicy` with ``options.policy``, so giving both is a ValueError).
+
+    The agent owns their random streams: ``start_game`` starts the heuristic's game and hands
+    both the agent's generator; the flat search reseeds the policy for each determinization.
     """
 
     name = "ismcts"
     defaults: ClassVar[dict[str, Any]] = SPEC_DEFAULTS
 
-    def __init__(self, options: SearchOptions | None = None, seed: int | None = None) -> None:
+    def __init__(
+        self,
+        options: SearchOptions | None = None,
+        seed: int | None = None,
+        *,
+        heuristic: HeuristicAgent | None = None,
+        policy: RolloutPolicy | None = None,
+    ) -> None:
         self.options = options = SearchOptions() if options is None else options
+        if policy is not None and options.policy:
+            raise ValueError("options.policy configures the default rollout policy: give it or a policy, not both")
         # The options the searches read, as attributes: in the compiled build these are C fields,
         # where reading the options object is a Python attribute lookup.
         self.iterations = options.iterations
@@ -103,8 +122,8 @@ class SearchAgent:
         self.seat = 0
         self.num_players = 2
         self.rng = random.Random(seed)
-        self.policy = RolloutPolicy(rng=self.rng, **(options.policy or {}))
-        self.heuristic = ValueAgent()
+        self.policy = RolloutPolicy(rng=self.rng, **(options.policy or {})) if policy is None else policy
+        self.heuristic: HeuristicAgent = ValueAgent() if heuristic is None else heuristic
         #: The determinization sampler (a seam: the leakage tests plant a leaky one here).
         self.sampler: Callable[[PlayerView, random.Random], State] = sample_state
         #: The belief that deals the determinizations (``None``: the sampler, one per iteration).
@@ -242,18 +261,12 @@ class SearchAgent:
             return 0
         if self.policy_rollouts:
             return self.policy.rollout(state, self.horizon)
-        steps = 0
-        rand = self.rng.random
-        marker, rounds = round_marker(state), 0
-        while state.decision != DECISION_NONE:
-            if self.horizon is not None and round_marker(state) != marker:
-                marker, rounds = round_marker(state), rounds + 1
-                if rounds >= self.horizon:
-                    break
-            moves = self.moves(state)
-            rules.apply(state, moves[int(rand() * len(moves))][1])
-            steps += 1
-        return steps
+        return play_on(state, self.horizon, self.random_move)
+
+    def random_move(self, state: State) -> int:
+        """The action of a searched move drawn uniformly (``rollout=random``)."""
+        moves = self.moves(state)
+        return moves[int(self.rng.random() * len(moves))][1]
 
     def rewards(self, state: State) -> list[float]:
         """Per seat: the win share plus ``margin_weight * tanh(VP margin over the best other / 5)``

@@ -32,7 +32,8 @@ import time
 import numpy as np
 from mypy_extensions import mypyc_attr
 
-from agents.heuristics import ValueAgent
+from agents.heuristics import HeuristicAgent, ValueAgent
+from agents.rollout_policy import RolloutPolicy
 from agents.search.common import SearchAgent
 from agents.search.options import OpponentModel, SearchOptions
 from biblios_env.actions import BID_BASE, MAX_BID, PASS
@@ -78,10 +79,19 @@ class FlatSearch(SearchAgent):
             ``opponent_model``, ``consistency_tries``, ``decisive`` and ``min_iterations``
             besides the options of every search.
         seed: seeds the agent's generator when ``start_game`` gets no seed.
+        heuristic, policy: the heuristic and the rollout policy (:class:`SearchAgent`; ``None``:
+            the defaults).
     """
 
-    def __init__(self, options: SearchOptions | None = None, seed: int | None = None) -> None:
-        super().__init__(options, seed)
+    def __init__(
+        self,
+        options: SearchOptions | None = None,
+        seed: int | None = None,
+        *,
+        heuristic: HeuristicAgent | None = None,
+        policy: RolloutPolicy | None = None,
+    ) -> None:
+        super().__init__(options, seed, heuristic=heuristic, policy=policy)
         options = self.options
         self.gate = options.gate
         self.value_model = options.opponent_model is OpponentModel.VALUE

@@ -22,6 +22,8 @@ from typing import Any
 
 from mypy_extensions import mypyc_attr
 
+from agents.heuristics import HeuristicAgent
+from agents.rollout_policy import RolloutPolicy
 from agents.search.common import PAY_MOVE, SearchAgent
 from agents.search.options import SearchOptions
 from biblios_env.actions import REFUSE
@@ -51,10 +53,19 @@ class TreeSearch(SearchAgent):
         options: how it searches (``None``: the defaults); it reads ``exploration`` besides the
             options of every search.
         seed: seeds the agent's generator when ``start_game`` gets no seed.
+        heuristic, policy: the heuristic and the rollout policy (:class:`SearchAgent`; ``None``:
+            the defaults).
     """
 
-    def __init__(self, options: SearchOptions | None = None, seed: int | None = None) -> None:
-        super().__init__(options, seed)
+    def __init__(
+        self,
+        options: SearchOptions | None = None,
+        seed: int | None = None,
+        *,
+        heuristic: HeuristicAgent | None = None,
+        policy: RolloutPolicy | None = None,
+    ) -> None:
+        super().__init__(options, seed, heuristic=heuristic, policy=policy)
         self.exploration = self.options.exploration
 
     def search(self, observation: AgentObservation, moves: list[tuple[int, int]], default: int) -> int:

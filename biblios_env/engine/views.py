@@ -15,7 +15,7 @@ as making ``bytes`` of it). Writing into a view therefore either raises (``view.
 is a TypeError) or changes only that view, and a view kept for later still describes the
 moment it was built. The copies cost about 20-30% of a view: ~44k-50k CPU instructions for
 2-4 players against ~37k when the view shared the state's lists (callgrind; wall clock with
-``python -m experiments.benchmark --loops views``).
+``python -m experiments.benchmarks.engine --loops views``).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ import argparse
 
 from biblios_env.engine.scoring import REWARDS
 from biblios_env.engine.setup import PLAYER_COUNTS
-from experiments.cli import HelpFormatter, at_least, invocation_note, program_name
+from experiments.common.cli import HelpFormatter, at_least, invocation_note, program_name
 
 
 def missing_framework(module: str, extra: str, error: ImportError) -> ModuleNotFoundError:

@@ -41,7 +41,7 @@ from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
 from biblios_env.engine.setup import PLAYER_COUNTS
 from biblios_env.pettingzoo_env import env as biblios_env
-from experiments.cli import HelpFormatter, at_least, invocation_note, program_name
+from experiments.common.cli import HelpFormatter, at_least, invocation_note, program_name
 from experiments.frameworks import missing_framework
 
 #: The module's name, also when it runs as ``__main__``.

@@ -27,8 +27,8 @@ what input means), ``screen`` (the table, the questions and the score as the pla
 from __future__ import annotations
 
 from experiments.play.cli import build_parser, main
-from experiments.play.menus import Answer, Choice, auto_payment, menu, parse_answer
 from experiments.play.session import LeaveGameError, TerminalGame
+from experiments.table.menus import Answer, Choice, auto_payment, menu, parse_answer
 
 __all__ = [
     "Answer",

@@ -20,10 +20,10 @@ from biblios_env.agent_interface import Agent
 from biblios_env.engine.config import GameConfig
 from biblios_env.engine.game import Game
 from biblios_env.engine.log import save_log
-from experiments.cli import add_game_arguments, invocation_note, program_name, seed_value
-from experiments.match import AgentSpecError, build_agent, parse_agent_spec
+from experiments.common.cli import add_game_arguments, invocation_note, program_name, seed_value
+from experiments.common.match import AgentSpecError, build_agent, parse_agent_spec
+from experiments.common.seeds import AGENT, derive_seed
 from experiments.play.session import InputFunction, LeaveGameError, TerminalGame
-from experiments.tournament import AGENT, derive_seed
 
 HUMAN: Final = "human"
 

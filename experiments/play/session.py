@@ -1,6 +1,6 @@
 """One game in the terminal (:class:`TerminalGame`): the loop that asks the human's seat and the
 agents in turn, and tells every move as the human's seat could see it (RULES §7; the sentences
-are :mod:`experiments.play.narration`'s).
+are :mod:`experiments.table.narration`'s).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from biblios_env.cards import IS_GOLD
 from biblios_env.engine.game import Game
 from biblios_env.engine.state import Decision
 from biblios_env.engine.views import PlayerView, player_view
-from experiments.match import build_agent, parse_agent_spec, seat_observation
-from experiments.play.menus import HELP, Choice, auto_payment, capacity, menu, parse_answer
-from experiments.play.narration import Before, Narrator, print_lines
-from experiments.play.screen import Screen
+from experiments.common.match import build_agent, parse_agent_spec, seat_observation
+from experiments.table.menus import HELP, Choice, auto_payment, capacity, menu, parse_answer
+from experiments.table.narration import Before, Narrator, print_lines
+from experiments.table.screen import Screen
 
 SUGGESTER: Final = "value"  # the agent behind the "s" (suggest) command
 

@@ -14,7 +14,7 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from experiments.stats import wilson_interval
+from experiments.common.stats import wilson_interval
 
 #: Columns :func:`read_training_run` needs in an evaluation CSV (more are kept as they are).
 EVALUATION_COLUMNS: Final = ("timesteps", "opponent", "win_rate")

@@ -18,7 +18,7 @@ command prints it and exits with status 1) and nothing is written. ``docs/replay
 page.
 
 One module per job: ``timeline`` (the log read and checked, replayed step by step with the
-narration of :mod:`experiments.play.narration`), ``scenes`` (what each perspective shows at a
+narration of :mod:`experiments.table.narration`), ``scenes`` (what each perspective shows at a
 step), ``page_data`` (every step as the page's JSON), ``page`` (the HTML file, with
 ``page.html``, ``page.css`` and ``page.js``), ``terminal`` (the terminal stepper) and ``cli``.
 """

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.text import Text
 
 from biblios_env.engine.log import GameLogError
-from experiments.cli import invocation_note, program_name
+from experiments.common.cli import invocation_note, program_name
 from experiments.replay.page import save_page
 from experiments.replay.terminal import InputFunction, TerminalReplay
 from experiments.replay.timeline import read_saved_game

@@ -46,8 +46,10 @@ from biblios_env.engine.flow import STANDARD_PRESET
 from biblios_env.engine.scoring import category_totals
 from biblios_env.engine.state import NO_CARD, Phase, State
 from biblios_env.engine.views import player_view
-from experiments.play.cards import CATEGORY_STYLES, CHURCH_STYLE, GOLD_STYLE
-from experiments.play.narration import (
+from experiments.replay.scenes import SCENE_FIELDS, Scene, seat_scene, table_scene
+from experiments.replay.timeline import SavedGame, Viewer, annotation_lines, walk
+from experiments.table.cards import CATEGORY_STYLES, CHURCH_STYLE, GOLD_STYLE
+from experiments.table.narration import (
     AUCTION_HEADING,
     AUCTIONS_HEADING,
     GIFT_TURN_HEADING,
@@ -57,8 +59,6 @@ from experiments.play.narration import (
     Line,
     Part,
 )
-from experiments.replay.scenes import SCENE_FIELDS, Scene, seat_scene, table_scene
-from experiments.replay.timeline import SavedGame, Viewer, annotation_lines, walk
 
 #: The phases as the page names them, by phase number.
 PHASE_TITLES: Final = ("Gifts", "Auctions", "Game over")

@@ -15,9 +15,9 @@ from rich.text import Text
 from biblios_env.engine.state import NO_SEAT, Phase, State
 from biblios_env.engine.views import player_view
 from biblios_env.text import full_table_text
-from experiments.play.narration import print_lines
-from experiments.play.screen import Screen
 from experiments.replay.timeline import SavedGame, Step, Viewer, annotation_lines, walk
+from experiments.table.narration import print_lines
+from experiments.table.screen import Screen
 
 InputFunction = Callable[[str], str]
 HELP: Final = "Enter: the next decision · n: on to the next gift turn or auction · t: the table now · q: quit"

@@ -18,8 +18,8 @@ from biblios_env.engine.config import GameConfig
 from biblios_env.engine.game import Game
 from biblios_env.engine.log import GameLogError, load_log
 from biblios_env.engine.state import NO_SEAT, State
-from experiments.play.narration import Before, Line, Narrator
-from experiments.play.screen import Screen
+from experiments.table.narration import Before, Line, Narrator
+from experiments.table.screen import Screen
 
 #: The label of a seat whose log does not name its agent.
 UNKNOWN_AGENT: Final = "unknown"

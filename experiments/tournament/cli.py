@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from experiments.cli import (
+from experiments.common.cli import (
     add_backend_arguments,
     add_game_arguments,
     at_least,
@@ -22,7 +22,7 @@ from experiments.cli import (
     program_name,
     seed_value,
 )
-from experiments.match import AgentSpecError, describe_agent, parse_agent_spec, registry
+from experiments.common.match import AgentSpecError, describe_agent, parse_agent_spec, registry
 from experiments.tournament.games import GameFailedError
 from experiments.tournament.report import format_summary, write_results
 from experiments.tournament.run_folder import GAMES_FILE, REPLAYS_FOLDER, replay_folder

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from experiments.match import AGENT_FAULTS, AgentError, GameResult, build_agent, play_game
-from experiments.stats import Outcome
+from experiments.common.match import AGENT_FAULTS, AgentError, GameResult, build_agent, play_game
+from experiments.common.stats import Outcome
 from experiments.tournament.schedule import GameTask, TournamentConfig
 
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from experiments.stats import CI_CLUSTER, MIN_DEALS_FOR_CI
+from experiments.common.stats import CI_CLUSTER, MIN_DEALS_FOR_CI
 from experiments.tournament.run_folder import (
     FAILURE_COLUMNS,
     FAILURES_FILE,

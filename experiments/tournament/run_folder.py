@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from experiments.match import GameResult
+from experiments.common.errors import RunFolderError
+from experiments.common.match import GameResult
 from experiments.tournament.games import GameFailure, GameRecord, log_path, task_labels
 from experiments.tournament.schedule import GameTask, TournamentConfig, selected_tasks
 
@@ -42,10 +43,6 @@ def replay_folder(out_dir: str | Path) -> Path:
 def replay_page_path(replay_dir: str | Path, index: int) -> Path:
     """Game ``index``'s replay page: named as its log, ``game-000012.html``."""
     return log_path(replay_dir, index).with_suffix(".html")
-
-
-class RunFolderError(ValueError):
-    """A run folder that cannot be resumed (or started): not a run, another config, unreadable games."""
 
 
 def game_row(record: GameRecord) -> dict[str, Any]:

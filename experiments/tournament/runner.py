@@ -1,5 +1,5 @@
 """Playing a whole tournament: :func:`run_tournament` plays the schedule in this process or on the
-workers of :mod:`experiments.parallel`, saves every game in the run folder as it finishes (with a
+workers of :mod:`experiments.common.parallel`, saves every game in the run folder as it finishes (with a
 replay page for the games asked), and gathers the games into a :class:`TournamentResult` with its
 statistics.
 """
@@ -13,9 +13,16 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from experiments.match import AgentError, build_agent
-from experiments.parallel import LOCAL, Runner, batches_of
-from experiments.stats import AgentStats, Rating, agent_stats, openskill_ratings, pairwise_win_shares, seat_win_rates
+from experiments.common.match import AgentError, build_agent
+from experiments.common.parallel import LOCAL, Runner, batches_of
+from experiments.common.stats import (
+    AgentStats,
+    Rating,
+    agent_stats,
+    openskill_ratings,
+    pairwise_win_shares,
+    seat_win_rates,
+)
 from experiments.tournament.games import GameFailedError, GameFailure, GameRecord, log_path, run_game
 from experiments.tournament.run_folder import RunFolder, replay_folder, replay_page_path
 from experiments.tournament.schedule import GameTask, TournamentConfig, selected_tasks
@@ -195,7 +202,7 @@ def run_tournament(
     replay_html: int = 0,
 ) -> TournamentResult:
     """Play the schedule (or the games ``only_games`` of it) on ``workers`` processes, or on Ray
-    with ``backend="ray"`` (see :mod:`experiments.parallel`; ``workers`` then sizes a local Ray).
+    with ``backend="ray"`` (see :mod:`experiments.common.parallel`; ``workers`` then sizes a local Ray).
 
     ``workers=1`` on the local backend plays in this process. Results are in schedule order and
     identical for any ``workers`` and either backend. Raises AgentSpecError before any game for

@@ -12,24 +12,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
-import numpy as np
-
 from biblios_env.engine.config import GameConfig, check_seed
-from experiments.match import AgentSpec
+from experiments.common.match import AgentSpec
+from experiments.common.seeds import AGENT, DEAL, derive_seed
 
 HEAD_TO_HEAD: Final = "head-to-head"
 ROUND_ROBIN: Final = "round-robin"
 MODES: Final = (HEAD_TO_HEAD, ROUND_ROBIN)
 SEATINGS: Final = ("cyclic", "all")
-# Purposes mixed into derived seeds, so deal seeds and agent seeds never coincide.
-DEAL: Final = 1
-AGENT: Final = 2
-
-
-def derive_seed(tournament_seed: int, *keys: int) -> int:
-    """A 63-bit seed from the tournament seed and integer keys (numpy SeedSequence hashing)."""
-    words = np.random.SeedSequence([tournament_seed, *keys]).generate_state(2, np.uint32)
-    return (int(words[0]) << 31) ^ int(words[1])
 
 
 def seat_orders(num_players: int, seatings: str) -> list[tuple[int, ...]]:

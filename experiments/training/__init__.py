@@ -11,8 +11,8 @@ iteration), ``experiments.train_ppo`` (MaskablePPO self-play) and ``experiments.
 * :mod:`experiments.training.ppo`: MaskablePPO self-play (settings, warm start, opponents,
   evaluation, the training run and its command line);
 * :mod:`~experiments.training.rllib`: PPO self-play with RLlib on Ray (the RLlib adapter and the
-  agent that plays a checkpoint are :mod:`experiments.rllib_support`).
+  agent that plays a checkpoint are :mod:`experiments.training.rllib.support`).
 
 Each command's settings are one config dataclass whose fields declare the command-line options
-(:func:`experiments.cli.add_config_arguments`): a new option is a new field.
+(:func:`experiments.common.cli.add_config_arguments`): a new option is a new field.
 """

@@ -27,9 +27,7 @@ Progress bars show games and training steps.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
@@ -38,53 +36,64 @@ from typing import Any, Final
 
 from agents.network import INPUTS, NumpyNetwork
 from biblios_env.layout import LAYOUT_FINGERPRINT
-from experiments.cli import (
+from experiments.common.cli import (
     BACKEND_OPTION,
     RAY_ADDRESS_OPTION,
     HelpFormatter,
     add_config_arguments,
+    at_least,
     check_backend_arguments,
+    fraction,
     invocation_note,
+    positive,
     program_name,
+    seed_value,
 )
-from experiments.match import parse_agent_spec
-from experiments.parallel import LOCAL, Runner
-from experiments.stats import agent_stats
-from experiments.tournament import HEAD_TO_HEAD, TournamentConfig, run_tournament
+from experiments.common.errors import RunFolderError
+from experiments.common.match import parse_agent_spec
+from experiments.common.parallel import LOCAL, Runner
+from experiments.training import evaluation
+from experiments.training.evaluation import EVAL_COLUMNS, EVAL_SEED
 from experiments.training.networks import FitReport, Samples, TorchNetwork, fit, from_numpy, to_numpy
+from experiments.training.runs import append_rows, read_rows, write_json
 from experiments.training.teacher_games import SelfPlayConfig, generate
 
 MODULE: Final = "experiments.train_network"
 CONFIG_FILE: Final = "config.json"
 STATE_FILE: Final = "state.json"
 EVAL_FILE: Final = "eval.csv"
-EVAL_COLUMNS: Final = (
-    "iteration", "players", "opponent", "deals", "games", "win_share", "low", "high", "fair_share", "mean_vp",
-    "ms_per_decision",
-)  # fmt: skip
+#: ``eval.csv``: the iteration, then the evaluation's columns.
+ITERATION_EVAL_COLUMNS: Final = ("iteration", *EVAL_COLUMNS)
 
 
 @dataclass
 class ExpertIterationConfig:
     """Every setting of a run (saved as ``config.json``; ``--resume`` requires the same), each with
-    its command-line option (:func:`experiments.cli.add_config_arguments`)."""
+    its command-line option (:func:`experiments.common.cli.add_config_arguments`)."""
 
     out: str = field(default="runs/network", metadata={"help": "run folder (config, networks, data, eval.csv, plot)"})
     players: tuple[int, ...] = field(default=(2, 3, 4), metadata={"help": "player counts"})
-    iterations: int = field(default=3, metadata={"help": "expert iterations after the bootstrap"})
+    iterations: int = field(default=3, metadata={"help": "expert iterations after the bootstrap", "type": at_least(0)})
     bootstrap_teacher: str = field(default="value", metadata={"help": "agent spec of the bootstrap teacher"})
-    bootstrap_games: int = field(default=3000, metadata={"help": "bootstrap games per player count"})
+    bootstrap_games: int = field(
+        default=3000, metadata={"help": "bootstrap games per player count", "type": at_least(1)}
+    )
     teacher: str = field(default="ismcts", metadata={"help": "agent spec of the expert (search) teacher"})
     teacher_share: float = field(
         default=0.5,
-        metadata={"help": "probability that a learner seat plays the teacher's move (1 = behaviour cloning)"},
+        metadata={
+            "help": "probability that a learner seat plays the teacher's move (1 = behaviour cloning)",
+            "type": fraction,
+        },
     )
-    games: int = field(default=400, metadata={"help": "games per player count and expert iteration"})
+    games: int = field(
+        default=400, metadata={"help": "games per player count and expert iteration", "type": at_least(1)}
+    )
     opponents: str = field(
         default="value=0.7,hoarder=0.1,self=0.2",
         metadata={"help": "weighted opponents of the learner seat; 'self' is the current network"},
     )
-    hidden: tuple[int, ...] = field(default=(512, 256), metadata={"help": "trunk layer sizes"})
+    hidden: tuple[int, ...] = field(default=(512, 256), metadata={"help": "trunk layer sizes", "type": at_least(1)})
     inputs: str = field(
         default="observation",
         metadata={
@@ -92,18 +101,18 @@ class ExpertIterationConfig:
             "choices": tuple(INPUTS),
         },
     )
-    epochs: int = field(default=4, metadata={"help": "training epochs per expert iteration"})
-    bootstrap_epochs: int = field(default=6, metadata={"help": "epochs of the bootstrap"})
-    learning_rate: float = field(default=1e-3, metadata={"help": "Adam learning rate"})
-    batch_size: int = field(default=512, metadata={"help": "minibatch size"})
+    epochs: int = field(default=4, metadata={"help": "training epochs per expert iteration", "type": at_least(1)})
+    bootstrap_epochs: int = field(default=6, metadata={"help": "epochs of the bootstrap", "type": at_least(1)})
+    learning_rate: float = field(default=1e-3, metadata={"help": "Adam learning rate", "type": positive})
+    batch_size: int = field(default=512, metadata={"help": "minibatch size", "type": at_least(1)})
     value_weight: float = field(default=0.25, metadata={"help": "weight of the value loss"})
-    eval_deals: int = field(default=100, metadata={"help": "duplicate deals per evaluation table"})
+    eval_deals: int = field(default=100, metadata={"help": "duplicate deals per evaluation table", "type": at_least(1)})
     eval_opponents: tuple[str, ...] = field(
         default=("value", "hoarder", "random"), metadata={"help": "fixed opponents"}
     )
-    eval_seed: int = field(default=777, metadata={"help": "seed of the evaluation deals"})
-    seed: int = field(default=1, metadata={"help": "seed of the training games"})
-    workers: int = field(default=2, metadata={"help": "processes playing games"})
+    eval_seed: int = field(default=EVAL_SEED, metadata={"help": "seed of the evaluation deals", "type": seed_value})
+    seed: int = field(default=1, metadata={"help": "seed of the training games", "type": seed_value})
+    workers: int = field(default=2, metadata={"help": "processes playing games", "type": at_least(1)})
     backend: str = field(default=LOCAL, metadata=BACKEND_OPTION)
     ray_address: str | None = field(default=None, metadata=RAY_ADDRESS_OPTION)
     progress: bool = field(
@@ -232,63 +241,20 @@ def train_iteration(config: ExpertIterationConfig, out: Path, iteration: int, pr
 
 def evaluate(config: ExpertIterationConfig, out: Path, iteration: int) -> list[dict[str, Any]]:
     """The network against every evaluation opponent at every player count (duplicate deals)."""
-    network = network_path(out, iteration)
-    rows = []
-    for players in config.players:
-        for opponent in config.eval_opponents:
-            specs = [parse_agent_spec(f"network:path={network}")] + [parse_agent_spec(opponent)] * (players - 1)
-            tournament = TournamentConfig(
-                tuple(specs), num_players=players, mode=HEAD_TO_HEAD, deals=config.eval_deals, seed=config.eval_seed
-            )
-            result = run_tournament(
-                tournament,
-                workers=config.workers,
-                progress=False,
-                backend=config.backend,
-                ray_address=config.ray_address,
-            )
-            stats = {row.agent: row for row in agent_stats([record.outcome() for record in result.records])}
-            mine = stats[specs[0].label]
-            decisions, seconds = result.thinking()[specs[0].label]
-            rows.append(
-                {
-                    "iteration": iteration,
-                    "players": players,
-                    "opponent": opponent,
-                    "deals": config.eval_deals,
-                    "games": len(result.records),
-                    "win_share": round(mine.win_rate.estimate, 4),
-                    "low": round(mine.win_rate.low, 4),
-                    "high": round(mine.win_rate.high, 4),
-                    "fair_share": round(1 / players, 4),
-                    "mean_vp": round(mine.mean_vp.estimate, 3),
-                    "ms_per_decision": round(1000 * seconds / max(decisions, 1), 3),
-                }
-            )
-    return rows
-
-
-def append_eval(out: Path, rows: Sequence[dict[str, Any]]) -> None:
-    path = out / EVAL_FILE
-    new = not path.exists()
-    with path.open("a", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=EVAL_COLUMNS)
-        if new:
-            writer.writeheader()
-        writer.writerows(rows)
-
-
-def read_eval(out: Path) -> list[dict[str, Any]]:
-    path = out / EVAL_FILE
-    if not path.exists():
-        return []
-    with path.open(newline="") as handle:
-        return list(csv.DictReader(handle))
+    learner = parse_agent_spec(f"network:path={network_path(out, iteration)}")
+    return [
+        {"iteration": iteration, **evaluation.evaluate(
+            learner, players, opponent, config.eval_deals, config.eval_seed,
+            workers=config.workers, backend=config.backend, ray_address=config.ray_address,
+        )}
+        for players in config.players
+        for opponent in config.eval_opponents
+    ]  # fmt: skip
 
 
 def plot_strength(out: Path) -> Path | None:
     """Win share against each fixed opponent over the iterations, one panel per player count."""
-    rows = read_eval(out)
+    rows = read_rows(out / EVAL_FILE)
     if not rows:
         return None
     from matplotlib.figure import Figure
@@ -299,7 +265,7 @@ def plot_strength(out: Path) -> Path | None:
     for axis, count in zip(axes, players, strict=True):
         mine = [row for row in rows if int(row["players"]) == count]
         for opponent in dict.fromkeys(row["opponent"] for row in mine):
-            series = sorted((int(r["iteration"]), float(r["win_share"]), float(r["low"]), float(r["high"]))
+            series = sorted((int(r["iteration"]), float(r["win_rate"]), float(r["ci_low"]), float(r["ci_high"]))
                             for r in mine if r["opponent"] == opponent)  # fmt: skip
             x = [s[0] for s in series]
             y = [s[1] for s in series]
@@ -308,7 +274,7 @@ def plot_strength(out: Path) -> Path | None:
         axis.axhline(1 / count, color="grey", linestyle="--", linewidth=1, label="fair share")
         axis.set_title(f"{count} players")
         axis.set_xlabel("iteration (0 = bootstrap)")
-        axis.set_ylabel("network win share")
+        axis.set_ylabel("network win rate")
         axis.set_ylim(0, 1)
         axis.legend(fontsize="small", loc="lower right")
     path = out / "strength.png"
@@ -317,18 +283,13 @@ def plot_strength(out: Path) -> Path | None:
 
 
 def best_iteration(out: Path) -> int:
-    """The iteration with the best mean win share against ``value`` (over the player counts)."""
+    """The iteration with the best mean win rate against ``value`` (relative to the fair share,
+    over the player counts)."""
     scores: dict[int, list[float]] = {}
-    for row in read_eval(out):
+    for row in read_rows(out / EVAL_FILE):
         if row["opponent"] == "value":
-            scores.setdefault(int(row["iteration"]), []).append(float(row["win_share"]) * int(row["players"]))
+            scores.setdefault(int(row["iteration"]), []).append(float(row["win_rate"]) * int(row["players"]))
     return max(scores, key=lambda iteration: (sum(scores[iteration]) / len(scores[iteration]), iteration))
-
-
-def _write_json(path: Path, data: Any) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps(data, indent=1))
-    os.replace(temporary, path)
 
 
 def prepare_run(config: ExpertIterationConfig, resume: bool) -> tuple[Path, RunState]:
@@ -338,21 +299,21 @@ def prepare_run(config: ExpertIterationConfig, resume: bool) -> tuple[Path, RunS
     wanted = {**config.to_json(), "layout": LAYOUT_FINGERPRINT}
     if resume:
         if not config_file.exists():
-            raise SystemExit(f"--resume: {out} holds no run ({CONFIG_FILE} is missing)")
+            raise RunFolderError(f"--resume: {out} holds no run ({CONFIG_FILE} is missing)")
         recorded = json.loads(config_file.read_text())
         recorded = {key: (tuple(value) if isinstance(value, list) else value) for key, value in recorded.items()}
         wanted_cmp = {key: (tuple(value) if isinstance(value, list) else value) for key, value in wanted.items()}
         keys = (set(recorded) | set(wanted_cmp)) - {"iterations"}  # a resumed run may go on for more iterations
         different = sorted(key for key in keys if recorded.get(key) != wanted_cmp.get(key))
         if different:
-            raise SystemExit(f"--resume: the run in {out} was started with other settings: {', '.join(different)}")
+            raise RunFolderError(f"--resume: the run in {out} was started with other settings: {', '.join(different)}")
         state = RunState(**json.loads(state_file.read_text())) if state_file.exists() else RunState()
-        _write_json(config_file, wanted)
+        write_json(config_file, wanted)
         return out, state
     if config_file.exists():
-        raise SystemExit(f"{out} already holds a run: pass --resume to continue it, or choose another --out")
+        raise RunFolderError(f"{out} already holds a run: pass --resume to continue it, or choose another --out")
     out.mkdir(parents=True, exist_ok=True)
-    _write_json(config_file, wanted)
+    write_json(config_file, wanted)
     return out, RunState()
 
 
@@ -372,16 +333,16 @@ def _iteration(config: ExpertIterationConfig, out: Path, state: RunState, iterat
     play_iteration(config, out, iteration, previous, runner)
     report = train_iteration(config, out, iteration, previous)
     rows = evaluate(config, out, iteration)
-    append_eval(out, rows)
+    append_rows(out / EVAL_FILE, ITERATION_EVAL_COLUMNS, rows)
     plot_strength(out)
     best = best_iteration(out)
     NumpyNetwork.load(network_path(out, best)).save(out / "best_network.npz")
     state.completed = iteration
     state.seconds += time.perf_counter() - start
     state.reports.append({"iteration": iteration, **asdict(report), "seconds_total": round(state.seconds, 1)})
-    _write_json(out / STATE_FILE, asdict(state))
+    write_json(out / STATE_FILE, asdict(state))
     if config.progress:
-        summary = ", ".join(f"{r['players']}p vs {r['opponent']} {float(r['win_share']):.3f}" for r in rows)
+        summary = ", ".join(f"{r['players']}p vs {r['opponent']} {float(r['win_rate']):.3f}" for r in rows)
         print(f"iteration {iteration}: agreement {report.agreement:.3f}; {summary}; best so far {best}", flush=True)
 
 
@@ -408,6 +369,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     resume = values.pop("resume")
     config = ExpertIterationConfig(**{**values, "players": tuple(args.players), "hidden": tuple(args.hidden),
                                       "eval_opponents": tuple(args.eval_opponents)})  # fmt: skip
-    out = run(config, resume=resume)
+    try:
+        out = run(config, resume=resume)
+    except RunFolderError as error:
+        parser.error(str(error))
     print(f"best network: {out / 'best_network.npz'}; evaluations: {out / EVAL_FILE}; plot: {out / 'strength.png'}")
     return 0

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import csv
 import dataclasses
 import json
 import os
@@ -34,7 +33,6 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from types import FrameType
 from typing import Any, Final
@@ -48,8 +46,12 @@ from biblios_env.engine.views import player_view
 from biblios_env.layout import LAYOUT_FINGERPRINT
 from biblios_env.observations import OBSERVATION_SCALE
 from biblios_env.vector import VectorGame
-from experiments.cli import HelpFormatter, add_config_arguments, at_least, invocation_note, program_name
-from experiments.match import AgentSpecError, build_agent, parse_agent_spec
+from experiments.common.cli import HelpFormatter, add_config_arguments, at_least, invocation_note, program_name
+from experiments.common.errors import CheckpointError, RunFolderError
+from experiments.common.match import AgentSpec, AgentSpecError, build_agent, parse_agent_spec
+from experiments.training import evaluation
+from experiments.training.evaluation import EVAL_COLUMNS, plot_learning_curve
+from experiments.training.runs import append_rows, default_out, read_rows, write_json
 
 CHECKPOINT_FORMAT: Final = "biblios-selfplay-checkpoint"
 CHECKPOINT_VERSION: Final = 1
@@ -62,30 +64,18 @@ PROGRESS_COLUMNS: Final = (
     "update", "decisions", "games", "wall_seconds", "decisions_per_s", "games_per_s",
     "policy_loss", "value_loss", "entropy", "approx_kl", "win_share", "snapshots",
 )  # fmt: skip
-EVAL_COLUMNS: Final = ("decisions", "wall_seconds", "opponent", "players", "games", "win_rate", "ci_low", "ci_high")
-#: The tournament seed of every evaluation: the same deals each time, so the curve's points compare.
-EVAL_SEED: Final = 31_000_000
-
-
-def default_out() -> Path:
-    return Path("runs") / datetime.now().strftime("selfplay-%Y%m%d-%H%M%S")
-
-
-def _sizes(text: str) -> tuple[int, ...]:
-    try:
-        sizes = tuple(int(part) for part in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected layer sizes like 256,128, got {text!r}") from None
-    if not sizes or min(sizes) < 1:
-        raise argparse.ArgumentTypeError(f"expected positive layer sizes, got {text!r}")
-    return sizes
+#: ``eval.csv``: the network decisions trained and the seconds, then the evaluation's columns.
+SELFPLAY_EVAL_COLUMNS: Final = ("decisions", "wall_seconds", *EVAL_COLUMNS)
 
 
 @dataclass(frozen=True)
 class Args:
     """Every setting of a run, one field per option (``args.json`` records them)."""
 
-    out: Path = field(default_factory=default_out, metadata={"help": "run folder", "section": "run"})
+    out: Path = field(
+        default_factory=lambda: default_out("selfplay"),
+        metadata={"help": "run folder (default runs/selfplay-<date>-<time>)", "section": "run"},
+    )
     players: int = field(default=2, metadata={"help": "players per game", "choices": (2, 3, 4)})
     decisions: int = field(
         default=20_000_000, metadata={"help": "stop after this many network decisions", "type": at_least(1)}
@@ -103,7 +93,7 @@ class Args:
     )
     hidden: tuple[int, ...] = field(
         default=(256, 128),
-        metadata={"help": "hidden layers of the shared trunk", "type": _sizes, "nargs": None, "section": "network"},
+        metadata={"help": "hidden layers of the shared trunk", "type": at_least(1), "section": "network"},
     )
     init: Path | None = field(
         default=None, metadata={"help": "start from this network file (sets --hidden from it), e.g. the shipped one"}
@@ -166,10 +156,6 @@ class Args:
         return cls(**values)
 
 
-class TrainingError(RuntimeError):
-    """A run that cannot start or continue: a bad setting, checkpoint or run folder (named)."""
-
-
 # ----------------------------------------------------------------------------- the opponent pool
 @dataclass(frozen=True)
 class Mixture:
@@ -188,17 +174,17 @@ class Mixture:
             except ValueError:
                 value = -1.0
             if not at or not spec or not value >= 0:
-                raise TrainingError(f"bad --opponents item {item!r}: expected SPEC@WEIGHT with a weight >= 0")
+                raise AgentSpecError(f"bad --opponents item {item!r}: expected SPEC@WEIGHT with a weight >= 0")
             if spec not in (SELF, SNAPSHOT):
                 try:
                     build_agent(parse_agent_spec(spec))
                 except (AgentSpecError, ValueError) as error:
-                    raise TrainingError(f"--opponents item {item!r}: {error}") from None
+                    raise AgentSpecError(f"--opponents item {item!r}: {error}") from None
             names.append(spec)
             weights.append(value)
         total = sum(weights)
         if total <= 0:
-            raise TrainingError(f"--opponents {' '.join(items)} has no positive weight")
+            raise AgentSpecError(f"--opponents {' '.join(items)} has no positive weight")
         return Mixture(tuple(names), np.asarray(weights) / total)
 
 
@@ -224,9 +210,9 @@ def make_network(hidden: Sequence[int], init: Path | None) -> Any:
     try:
         network = from_numpy(NumpyNetwork.load(init), sparse_input=True)
     except (OSError, ValueError) as error:
-        raise TrainingError(f"--init {init}: {error}") from error
+        raise CheckpointError(f"--init {init}: {error}") from error
     if network.inputs != "observation":
-        raise TrainingError(f"--init {init}: the network reads {network.inputs!r}; self-play needs 'observation'")
+        raise CheckpointError(f"--init {init}: the network reads {network.inputs!r}; self-play needs 'observation'")
     if NumpyNetwork.load(init).value_kind != "return":  # another target (a win-share logit): start it at 0
         last = network.value[-1]
         with _torch().no_grad():
@@ -455,15 +441,15 @@ class Run:
         try:
             state = torch.load(path, weights_only=False)
         except Exception as error:
-            raise TrainingError(f"cannot read checkpoint {path}: {type(error).__name__}: {error}") from None
+            raise CheckpointError(f"cannot read checkpoint {path}: {type(error).__name__}: {error}") from None
         if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
-            raise TrainingError(f"{path} is not a self-play checkpoint (no {CHECKPOINT_FORMAT!r} format mark)")
+            raise CheckpointError(f"{path} is not a self-play checkpoint (no {CHECKPOINT_FORMAT!r} format mark)")
         if state.get("version") != CHECKPOINT_VERSION:
-            raise TrainingError(
+            raise CheckpointError(
                 f"{path} is checkpoint version {state.get('version')}, this code reads {CHECKPOINT_VERSION}"
             )
         if state.get("layout") != LAYOUT_FINGERPRINT:
-            raise TrainingError(
+            raise CheckpointError(
                 f"{path} was made for observation/action layout {state.get('layout')!r}, this code has "
                 f"{LAYOUT_FINGERPRINT!r}; it cannot continue here"
             )
@@ -513,7 +499,7 @@ class Run:
             if len(legal) > 1 and game.current_player == seat:
                 chosen = agent.act(AgentObservation(player_view(game.state, seat), list(legal)))
                 if chosen != action:
-                    raise TrainingError(
+                    raise CheckpointError(
                         f"replaying opponent {self.mixture.names[owner - AGENT_BASE]!r} (seat {seat}, game slot "
                         f"{slot}, seed {current.seed}): it chose {chosen} where the game went on with {action}; "
                         "an opponent must play the same moves from the same seed"
@@ -756,7 +742,7 @@ class Watch:
         self.last_line = time.perf_counter()
 
     def progress(self, row: dict[str, Any]) -> None:
-        _append_csv(self.out / "progress.csv", PROGRESS_COLUMNS, row)
+        append_rows(self.out / "progress.csv", PROGRESS_COLUMNS, [row])
         if self.writer is not None:
             for key in ("policy_loss", "value_loss", "entropy", "approx_kl", "decisions_per_s", "win_share"):
                 self.writer.add_scalar(f"train/{key}", row[key], row["decisions"])
@@ -777,7 +763,7 @@ class Watch:
         return {kind: float(np.mean(values[-2000:])) for kind, values in sorted(self.run.win_stats.items()) if values}
 
     def evaluation(self, row: dict[str, Any]) -> None:
-        _append_csv(self.out / "eval.csv", EVAL_COLUMNS, row)
+        append_rows(self.out / "eval.csv", SELFPLAY_EVAL_COLUMNS, [row])
         if self.writer is not None:
             self.writer.add_scalar(f"eval/win_rate_vs_{row['opponent']}", row["win_rate"], row["decisions"])
         print(
@@ -789,15 +775,6 @@ class Watch:
     def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
-
-
-def _append_csv(path: Path, columns: Sequence[str], row: dict[str, Any]) -> None:
-    new = not path.exists()
-    with path.open("a", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(columns), extrasaction="ignore")
-        if new:
-            writer.writeheader()
-        writer.writerow(row)
 
 
 def export(run: Run, path: Path) -> Path:
@@ -820,70 +797,20 @@ def export(run: Run, path: Path) -> Path:
 
 
 def evaluate(run: Run, policy: Path) -> dict[str, Any]:
-    """The exported policy (deterministic) against ``--eval-opponent`` on duplicate deals, through
-    the tournament harness (the same deals at every evaluation)."""
-    from experiments.match import AgentSpec
-    from experiments.tournament import TournamentConfig, run_tournament
-
+    """The exported policy (deterministic) against ``--eval-opponent`` on duplicate deals, the same
+    deals at every evaluation (:func:`experiments.training.evaluation.evaluate`)."""
     args = run.args
     learner = AgentSpec("network", (("path", str(policy)),), label="network")
-    other = parse_agent_spec(args.eval_opponent)
-    config = TournamentConfig(
-        agents=(learner, *[other] * (args.players - 1)), num_players=args.players, deals=args.eval_deals, seed=EVAL_SEED
-    )
-    result = run_tournament(config, workers=1, progress=False)
-    stats = next(row for row in result.agents if row.agent == "network")
-    return {
-        "decisions": run.counters["decisions"],
-        "wall_seconds": round(run.counters["wall_seconds"], 1),
-        "opponent": args.eval_opponent,
-        "players": args.players,
-        "games": len(result.records),
-        "win_rate": stats.win_rate.estimate,
-        "ci_low": stats.win_rate.low,
-        "ci_high": stats.win_rate.high,
-    }
+    row = evaluation.evaluate(learner, args.players, args.eval_opponent, args.eval_deals)
+    return {"decisions": run.counters["decisions"], "wall_seconds": round(run.counters["wall_seconds"], 1), **row}
 
 
 def plot_curve(out: Path) -> Path | None:
-    """learning_curve.png: the evaluations' win rate (95% band) and the training win shares, over decisions."""
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import PercentFormatter
-
-    evaluations = _read_csv(out / "eval.csv")
-    progress = _read_csv(out / "progress.csv")
-    if not evaluations and not progress:
-        return None
-    figure = Figure(figsize=(8, 4.5))
-    axes = figure.add_subplot()
-    if progress:
-        axes.plot([int(r["decisions"]) for r in progress], [float(r["win_share"]) for r in progress],
-                  color="grey", alpha=0.6, label="training win share (all opponents)")  # fmt: skip
-    if evaluations:
-        x = [int(r["decisions"]) for r in evaluations]
-        (line,) = axes.plot(x, [float(r["win_rate"]) for r in evaluations], marker="o",
-                            label=f"vs {evaluations[0]['opponent']} (duplicate deals)")  # fmt: skip
-        axes.fill_between(x, [float(r["ci_low"]) for r in evaluations], [float(r["ci_high"]) for r in evaluations],
-                          color=line.get_color(), alpha=0.15)  # fmt: skip
-        axes.axhline(1 / int(evaluations[0]["players"]), color="black", linestyle="--", linewidth=1)
-    axes.set_ylim(0, 1)
-    axes.yaxis.set_major_formatter(PercentFormatter(1.0))
-    axes.set_xlabel("network decisions trained")
-    axes.set_ylabel("win rate")
-    axes.set_title(f"self-play run {out.name}", fontsize=10)
-    axes.grid(alpha=0.3)
-    axes.legend(fontsize=8, loc="lower right")
-    figure.tight_layout()
-    path = out / "learning_curve.png"
-    figure.savefig(path, dpi=110)
-    return path
-
-
-def _read_csv(path: Path) -> list[dict[str, str]]:
-    if not path.exists():
-        return []
-    with path.open(newline="") as handle:
-        return list(csv.DictReader(handle))
+    """``learning_curve.png``: the evaluations' win rate over the network decisions trained."""
+    return plot_learning_curve(
+        read_rows(out / "eval.csv"), "decisions", out / "learning_curve.png", f"self-play run {out.name}",
+        "network decisions trained",
+    )  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- the main loop
@@ -921,9 +848,9 @@ def start(args: Args, resume: bool) -> Run:
         run.load(out / "checkpoint.pt")
         return run
     if (out / "checkpoint.pt").exists() or (out / "progress.csv").exists():
-        raise TrainingError(f"{out} already holds a run: continue it with --resume {out}, or choose another --out")
+        raise RunFolderError(f"{out} already holds a run: continue it with --resume {out}, or choose another --out")
     out.mkdir(parents=True, exist_ok=True)
-    (out / "args.json").write_text(json.dumps(args.to_json(), indent=2))
+    write_json(out / "args.json", args.to_json())
     run = Run(args)
     run.games.reset()
     for slot in range(args.num_games):
@@ -1054,7 +981,7 @@ def main(argv: list[str] | None = None) -> int:
         args, resume = args_from(namespace, parser)
         Mixture.parse(args.opponents)  # an unknown opponent is an error before any work
         run = train(args, resume)
-    except TrainingError as error:
+    except (AgentSpecError, CheckpointError, RunFolderError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(f"{run.counters['decisions']:,} decisions in {run.counters['wall_seconds'] / 60:.1f} min; "
@@ -1062,4 +989,4 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["Args", "TrainingError", "build_parser", "main", "train"]
+__all__ = ["Args", "build_parser", "main", "train"]

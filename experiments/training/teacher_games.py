@@ -8,7 +8,7 @@ legal-action mask and that move in the game's :class:`LabelledDecisions`; the ga
 with the teacher's move with probability ``teacher_share`` and with the learner's otherwise
 (DAgger: the teacher labels the positions the learner itself reaches; without a learner it is
 behaviour cloning). Games are independent, so :func:`play_games` spreads them over a parallel
-runner's workers (:mod:`experiments.parallel`: local processes or Ray); a game's seed and its
+runner's workers (:mod:`experiments.common.parallel`: local processes or Ray); a game's seed and its
 agents' seeds derive from the run seed and the game, so the data do not depend on the backend or
 the number of workers.
 
@@ -17,7 +17,7 @@ The two trainers seat, seed and keep their games differently:
 * **Expert iteration** (:class:`SelfPlayConfig`, :func:`generate`): the *learner* (the behaviour
   policy being trained, e.g. the current network, or the teacher itself) at one or every seat,
   and opponents drawn per seat with their weights, all built from agent specs
-  (:mod:`experiments.match`); seeds derived from the run seed and the game number; forced moves
+  (:mod:`experiments.common.match`); seeds derived from the run seed and the game number; forced moves
   are not kept (they teach nothing); every decision gets the seat's final win share as its value
   target; the data are :class:`~experiments.training.networks.Samples`, a game's grouped by seat.
 * **PPO's warm start** (:func:`collect_demonstrations`): the teacher in every seat, every seat
@@ -44,10 +44,10 @@ from biblios_env.agent_interface import Agent, AgentObservation
 from biblios_env.engine.config import GameConfig
 from biblios_env.engine.scoring import rewards
 from biblios_env.observations import OBSERVATION_SIZE, observation_counts
-from experiments.match import AgentSpec, GameResult, build_agent, parse_agent_spec, play_game
-from experiments.parallel import LOCAL, Runner, batches_of
-from experiments.stats import win_shares
-from experiments.tournament import derive_seed
+from experiments.common.match import AgentSpec, GameResult, build_agent, parse_agent_spec, play_game
+from experiments.common.parallel import LOCAL, Runner, batches_of
+from experiments.common.seeds import derive_seed
+from experiments.common.stats import win_shares
 from experiments.training.networks import Samples
 
 Item = TypeVar("Item")

@@ -26,8 +26,8 @@ from biblios_env.engine import Game
 from biblios_env.engine.sampling import sample_game
 from biblios_env.engine.state import State
 from biblios_env.engine.views import PlayerView, player_view
-from experiments import belief_error
-from experiments.match import seat_observation
+from experiments.common.match import seat_observation
+from experiments.studies import belief_error
 
 #: Small budgets: the tests check what the belief deals, not how well.
 SMALL: dict = {"candidates": 12, "record_samples": 8}
@@ -196,7 +196,7 @@ def test_bad_settings_are_named() -> None:
 
 
 def test_the_measurement_command_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    """A smoke run of ``python -m experiments.belief_error`` on one short game per belief."""
+    """A smoke run of ``python -m experiments.studies.belief_error`` on one short game per belief."""
     assert belief_error.main(["--games", "1", "--samples", "2", "--belief", "none", "bids", "--no-progress"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split(":")[0] for line in lines] == ["belief none", "belief bids"]

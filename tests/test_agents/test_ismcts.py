@@ -1,9 +1,10 @@
 """The search agents behind ``ismcts`` (agents.search): legal moves only, determinism given a
-seed and an iteration budget, the time budget, the heuristic default and its gate, and the
-search's action abstraction."""
+seed and an iteration budget, the time budget, the heuristic default and its gate, the heuristic
+and the rollout policy as arguments, the rollout horizon, and the search's action abstraction."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import statistics
@@ -13,8 +14,9 @@ from collections.abc import Callable
 import pytest
 
 from agents import make_agent
-from agents.heuristics import ValueAgent
+from agents.heuristics import HoarderAgent, ValueAgent
 from agents.random_agent import RandomAgent
+from agents.rollout_policy import RolloutPolicy, play_on, round_marker
 from agents.search import FlatSearch, SearchAgent, SearchOptions, TreeSearch
 from agents.search.common import PAY_MOVE
 from agents.search.flat import _best_against
@@ -22,8 +24,8 @@ from agents.search.options import SEARCHABLE
 from biblios_env.actions import BID_BASE, PASS, REFUSE
 from biblios_env.agent_interface import Agent, AgentObservation
 from biblios_env.cards import IS_GOLD
-from biblios_env.engine import Game
-from biblios_env.engine.state import Decision
+from biblios_env.engine import Game, rules
+from biblios_env.engine.state import Decision, State
 from biblios_env.engine.views import player_view
 
 
@@ -127,6 +129,82 @@ def test_ismcts_is_deterministic_given_seed_and_iterations() -> None:
     first = play([FlatSearch(SearchOptions(iterations=6)), RandomAgent()], seed=5, max_decisions=40)[1]
     again = play([FlatSearch(SearchOptions(iterations=6)), RandomAgent()], seed=5, max_decisions=40)[1]
     assert first == again
+
+
+@pytest.mark.parametrize("search", [FlatSearch, TreeSearch])
+def test_the_heuristic_and_the_policy_default_to_a_value_agent_and_the_options_policy(
+    search: type[SearchAgent],
+) -> None:
+    """Given explicitly, today's defaults play the same game; ``options.policy`` configures the
+    default policy only, so it and a policy together are refused."""
+    options = SearchOptions(iterations=3, searched=frozenset({Decision.BID, Decision.CHURCH}))
+    default = play([search(options), RandomAgent()], seed=6, max_decisions=60)[1]
+    explicit = search(options, heuristic=ValueAgent(), policy=RolloutPolicy())
+    assert play([explicit, RandomAgent()], seed=6, max_decisions=60)[1] == default
+    tuned = SearchOptions(iterations=3, policy={"denial": 0.2})
+    by_options = play([search(tuned), RandomAgent()], seed=6, max_decisions=60)[1]
+    given = search(SearchOptions(iterations=3), policy=RolloutPolicy(denial=0.2))
+    assert play([given, RandomAgent()], seed=6, max_decisions=60)[1] == by_options
+    with pytest.raises(ValueError, match="not both"):
+        search(tuned, policy=RolloutPolicy())
+
+
+class _Proposing(HoarderAgent):
+    """A heuristic that notes every move it proposes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proposals: list[int] = []
+
+    def act(self, observation: AgentObservation) -> int:
+        self.proposals.append(super().act(observation))
+        return self.proposals[-1]
+
+
+def test_the_heuristic_given_plays_the_unsearched_decisions() -> None:
+    heuristic = _Proposing()
+    agent = FlatSearch(SearchOptions(iterations=2), heuristic=heuristic)
+    game = Game(2, seed=8)
+    agent.start_game(0, 2, seed=8)
+    assert heuristic.rng is agent.rng and agent.policy.rng is agent.rng
+    opponent = RandomAgent()
+    opponent.start_game(1, 2, seed=8)
+    unsearched = 0
+    while not game.is_over:
+        seat = game.current_player
+        legal = list(game.legal_actions())
+        observation = AgentObservation(player_view(game.state, seat), legal)
+        if seat == 0 and len(legal) > 1:
+            proposed = len(heuristic.proposals)
+            action = agent.act(observation)
+            assert len(heuristic.proposals) == proposed + 1
+            if observation.view.decision != Decision.BID:
+                assert action == heuristic.proposals[-1]
+                unsearched += 1
+        else:
+            action = (agent if seat == 0 else opponent).act(observation)
+        game.apply(action)
+    assert unsearched
+
+
+@pytest.mark.parametrize("horizon", [None, 1, 3])
+def test_rollouts_stop_once_horizon_gift_turns_or_auctions_have_ended(horizon: int | None) -> None:
+    """:func:`play_on`, where every rollout plays on (by policy or at random), stops when the
+    ``horizon``-th gift turn or auction ends, or at the end of the game."""
+    state = Game(3, seed=2).state.clone()
+    markers: list[tuple[int, int]] = []
+
+    def first_legal(state: State) -> int:
+        markers.append(round_marker(state))
+        return rules.legal_actions(state)[0]
+
+    steps = play_on(state, horizon, first_legal)
+    assert steps == len(markers)
+    ended = sum(before != after for before, after in itertools.pairwise(markers))
+    if horizon is None:
+        assert state.decision == Decision.NONE
+    else:
+        assert ended == horizon - 1 and round_marker(state) != markers[-1]
 
 
 def test_ismcts_respects_its_time_budget() -> None:

@@ -123,7 +123,7 @@ def test_the_shipped_network_plays_legal_games_at_every_count_it_claims(players:
     raises on any illegal action) against the heuristics."""
     from agents import make_agent
     from agents.network_agent import SHIPPED_NETWORKS
-    from experiments.match import play_game
+    from experiments.common.match import play_game
 
     shipped = SHIPPED_NETWORKS[players]
     assert shipped.is_file(), f"{shipped} is missing"

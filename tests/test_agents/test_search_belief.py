@@ -20,7 +20,7 @@ from biblios_env.engine import Game
 from biblios_env.engine.sampling import sample_game
 from biblios_env.engine.state import State
 from biblios_env.engine.views import PlayerView, player_view
-from experiments.match import AgentSpecError, build_agent, describe_agent, parse_agent_spec, play_game, play_out
+from experiments.common.match import AgentSpecError, build_agent, describe_agent, parse_agent_spec, play_game, play_out
 
 #: Small budgets: these tests check what the search does with its belief, not how well it plays.
 SMALL: dict = {"candidates": 8, "record_samples": 6}

@@ -18,8 +18,8 @@ from biblios_env.agent_interface import UniformRandomAgent
 from biblios_env.engine import Game
 from biblios_env.engine.state import STATE_FIELDS, State
 from biblios_env.engine.views import PlayerView, player_view
-from experiments import benchmark
-from experiments.match import play_game
+from experiments.benchmarks import engine as benchmark
+from experiments.common.match import play_game
 
 PLAYER_COUNTS: Final = (2, 3, 4)
 _SENTINEL: Final = 7  # a card id and die value that is valid, so a corrupted state would not crash at once

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments import benchmark
-from experiments.instruction_count import run_loop
+from experiments.benchmarks import engine as benchmark
+from experiments.benchmarks.instructions import run_loop
 
 
 def test_benchmark_saves_best_and_median_of_its_repeats(tmp_path: Path) -> None:

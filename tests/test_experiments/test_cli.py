@@ -1,4 +1,4 @@
-"""The experiments' command lines keep one set of conventions (experiments/cli.py): the usage
+"""The experiments' command lines keep one set of conventions (experiments/common/cli.py): the usage
 line names the command as it was run, the epilog says how to run it, every flag has help, and
 no help text shows a default that misreads (``--no-progress (default: True)``)."""
 
@@ -13,30 +13,21 @@ from pathlib import Path
 
 import pytest
 
-from experiments import (
-    belief_error,
-    benchmark,
-    instruction_count,
-    openspiel_cfr,
-    openspiel_duel,
-    play,
-    replay,
-    tournament,
-    train_network,
-    train_ppo,
-    train_rllib,
-)
-from experiments.cli import CONSOLE_SCRIPTS, HelpFormatter, add_config_arguments, invocation_note, program_name
+from experiments import openspiel_cfr, play, replay, tournament, train_network, train_ppo, train_rllib
+from experiments.benchmarks import engine as benchmark
+from experiments.benchmarks import instructions as instruction_count
+from experiments.common.cli import CONSOLE_SCRIPTS, HelpFormatter, add_config_arguments, invocation_note, program_name
+from experiments.studies import belief_error, openspiel_duel
 
 ROOT = Path(__file__).resolve().parents[2]
 
 #: Every command line of experiments/ whose parser this file checks, by module.
 PARSERS: dict[str, Callable[[], argparse.ArgumentParser]] = {
-    "experiments.belief_error": belief_error.build_parser,
-    "experiments.benchmark": benchmark.build_parser,
-    "experiments.instruction_count": instruction_count.build_parser,
+    "experiments.studies.belief_error": belief_error.build_parser,
+    "experiments.benchmarks.engine": benchmark.build_parser,
+    "experiments.benchmarks.instructions": instruction_count.build_parser,
     "experiments.openspiel_cfr": openspiel_cfr.build_parser,
-    "experiments.openspiel_duel": openspiel_duel.build_parser,
+    "experiments.studies.openspiel_duel": openspiel_duel.build_parser,
     "experiments.play": play.build_parser,
     "experiments.replay": replay.build_parser,
     "experiments.tournament": tournament.build_parser,
@@ -61,7 +52,7 @@ def test_the_console_scripts_are_the_ones_pyproject_installs() -> None:
         ("C:/venv/Scripts/biblios-play.exe", "experiments.play", "biblios-play"),
         ("/repo/experiments/tournament.py", "experiments.tournament", "python -m experiments.tournament"),
         ("/venv/bin/biblios-play", "experiments.tournament", "python -m experiments.tournament"),  # another script
-        ("/repo/experiments/benchmark.py", "experiments.benchmark", "python -m experiments.benchmark"),
+        ("/repo/experiments/benchmark.py", "experiments.benchmarks.engine", "python -m experiments.benchmarks.engine"),
     ],
 )
 def test_the_usage_line_names_the_command_as_it_was_run(
@@ -89,7 +80,7 @@ def test_the_invocation_note_names_both_ways_for_a_console_script() -> None:
     assert invocation_note("experiments.play") == (
         "Run as biblios-play (installed with the package) or python -m experiments.play; usage shows the one you ran."
     )
-    assert invocation_note("experiments.benchmark") == "Run as python -m experiments.benchmark."
+    assert invocation_note("experiments.benchmarks.engine") == "Run as python -m experiments.benchmarks.engine."
 
 
 def test_the_help_formatter_leaves_out_defaults_that_misread() -> None:
@@ -111,9 +102,7 @@ def test_the_help_formatter_leaves_out_defaults_that_misread() -> None:
 
 def test_a_one_word_list_default_is_shown_as_typed() -> None:
     parser = argparse.ArgumentParser(formatter_class=HelpFormatter)
-    parser.add_argument(
-        "--net-arch", type=lambda text: tuple(map(int, text.split(","))), default=(64, 32), help="layers"
-    )
+    parser.add_argument("--layers", type=lambda text: tuple(map(int, text.split(","))), default=(64, 32), help="layers")
     assert "layers (default: 64,32)" in " ".join(parser.format_help().split())
 
 

@@ -33,7 +33,7 @@ from biblios_env import IllegalActionError
 from biblios_env.actions import NUM_ACTIONS
 from biblios_env.gym_env import BibliosGymEnv
 from biblios_env.pettingzoo_env import env as biblios_env
-from experiments.cli import invocation_note, program_name
+from experiments.common.cli import invocation_note, program_name
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -542,7 +542,7 @@ def test_gymnasium_check_env_passes_with_forfeit(num_players: int | tuple[int, .
 # ============================================================================ command lines
 @pytest.mark.parametrize(("example", "framework"), EXAMPLES)
 def test_the_command_lines_follow_the_experiments_conventions(example: str, framework: str) -> None:
-    """The conventions tests/test_experiments/test_cli.py checks for the other commands (experiments/cli.py)."""
+    """The conventions tests/test_experiments/test_cli.py checks for the other commands (experiments/common/cli.py)."""
     require(framework)
     module = f"experiments.frameworks.{example}"
     parser = importlib.import_module(module).build_parser()

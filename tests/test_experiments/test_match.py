@@ -1,4 +1,4 @@
-"""experiments.match.play_out: the one loop that asks the seat to act and applies its answer."""
+"""experiments.common.match.play_out: the one loop that asks the seat to act and applies its answer."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from biblios_env.engine import Game, IllegalActionError
 from biblios_env.engine.config import GameConfig
 from biblios_env.engine.log import load_log
 from biblios_env.engine.views import PlayerView, player_view
-from experiments.match import AgentError, build_agent, parse_agent_spec, play_game, play_out, seat_observation
+from experiments.common.match import AgentError, build_agent, parse_agent_spec, play_game, play_out, seat_observation
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])

@@ -1,4 +1,4 @@
-"""``python -m experiments.openspiel_duel``: OpenSpiel's IS-MCTS bot against project agents."""
+"""``python -m experiments.studies.openspiel_duel``: OpenSpiel's IS-MCTS bot against project agents."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from optional_extras import require
 
 require("pyspiel")
 
-from experiments import openspiel_duel  # noqa: E402
+from experiments.studies import openspiel_duel  # noqa: E402
 
 
 def test_a_short_duel_plays_both_seats_and_reports_the_win_rate(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,4 +1,4 @@
-"""``python -m experiments.paired``: two tournaments on the same deals, one agent swapped, compared
+"""``python -m experiments.studies.paired``: two tournaments on the same deals, one agent swapped, compared
 deal by deal."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments import paired
+from experiments.studies import paired
 from experiments.tournament.cli import main as tournament
 
 

@@ -1,4 +1,4 @@
-"""The parallel runner (experiments.parallel): the same results on both backends and any number
+"""The parallel runner (experiments.common.parallel): the same results on both backends and any number
 of workers, stopping, crashes named, and the commands' --backend options.
 
 The Ray tests start their own Ray (2 CPUs) and stop it; one simulates a two-node cluster on this
@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from optional_extras import require
 
-from experiments.match import parse_agent_spec
-from experiments.parallel import LOCAL, RAY, Batch, Runner, WorkerCrashedError, batches_of, check_backend
+from experiments.common.match import parse_agent_spec
+from experiments.common.parallel import LOCAL, RAY, Batch, Runner, WorkerCrashedError, batches_of, check_backend
 from experiments.tournament import TournamentConfig, build_parser, run_tournament
 from experiments.training.teacher_games import SelfPlayConfig, generate
 

@@ -23,7 +23,7 @@ from biblios_env.engine import Game
 from biblios_env.engine.log import load_log
 from biblios_env.engine.state import Decision
 from biblios_env.engine.views import player_view
-from experiments.match import build_agent, parse_agent_spec
+from experiments.common.match import build_agent, parse_agent_spec
 from experiments.play import TerminalGame, auto_payment, build_parser, main, menu, parse_answer
 
 BAD_INPUTS = ["", "   ", "banana", "99", "-3", "1.5", "0 0", "h", "t", "s", "q", "n"]  # "q" then "n": stay

@@ -28,12 +28,13 @@ from biblios_env.agent_interface import AgentObservation
 from biblios_env.engine import Game
 from biblios_env.engine.views import player_view
 from biblios_env.observations import OBSERVATION_SIZE
-from experiments.cli import HelpFormatter
-from experiments.match import play_game
+from experiments.common.cli import HelpFormatter
+from experiments.common.match import play_game
 from experiments.records import read_training_run
+from experiments.training.evaluation import plot_learning_curve
 from experiments.training.ppo.cli import build_parser, config_from_arguments, main
 from experiments.training.ppo.config import PPOConfig
-from experiments.training.ppo.evaluation import evaluate, plot_learning_curve
+from experiments.training.ppo.evaluation import evaluate
 from experiments.training.ppo.opponents import build_pool, parse_mixture
 from experiments.training.ppo.warm_start import network_arch
 from experiments.training.teacher_games import collect_demonstrations
@@ -45,7 +46,7 @@ def trained(tmp_path_factory):
     snapshots, evaluations, every output."""
     out = tmp_path_factory.mktemp("ppo")
     main([
-        "--total-steps", "2048", "--n-envs", "2", "--n-steps", "512", "--n-epochs", "2", "--net-arch", "32,32",
+        "--total-steps", "2048", "--n-envs", "2", "--n-steps", "512", "--n-epochs", "2", "--hidden", "32", "32",
         "--snapshot-every", "1024", "--eval-every", "1024", "--eval-deals", "2", "--eval-opponents", "value", "random",
         "--checkpoint-every", "1024", "--players", "2", "3", "--seed", "3", "--out", str(out), "--no-progress",
         "--bc-games", "4", "--bc-epochs", "1", "--dagger-rounds", "1", "--dagger-games", "2", "--dagger-epochs", "1",
@@ -119,7 +120,7 @@ def test_dagger_keeps_only_the_learners_decisions_labelled_by_the_teacher(traine
 
 
 def test_training_can_start_from_a_saved_model(trained, tmp_path):
-    main(["--init", str(trained / "final_model.zip"), "--net-arch", "32,32", "--total-steps", "256", "--n-envs", "1",
+    main(["--init", str(trained / "final_model.zip"), "--hidden", "32", "32", "--total-steps", "256", "--n-envs", "1",
           "--n-steps", "256", "--eval-every", "0", "--eval-deals", "1", "--eval-opponents", "random",
           "--checkpoint-every", "0", "--out", str(tmp_path), "--no-progress"])  # fmt: skip
     info = json.loads((tmp_path / "training.json").read_text())
@@ -236,7 +237,7 @@ def test_the_learning_curve_is_drawn_without_switching_the_callers_matplotlib_ba
     before = matplotlib.get_backend()
     matplotlib.use("svg")
     try:
-        assert plot_learning_curve(rows, tmp_path / "curve.png", "test").stat().st_size > 1000
+        assert plot_learning_curve(rows, "timesteps", tmp_path / "curve.png", "test", "steps").stat().st_size > 1000
         assert matplotlib.get_backend() == "svg"
     finally:
         matplotlib.use(before)
@@ -253,7 +254,7 @@ def test_every_option_has_help_and_no_false_default():
     assert re.search(r"--progress, --no-progress\s+show a progress bar", text)
     assert build_parser().parse_args([]).progress is True
     assert build_parser().parse_args(["--no-progress"]).progress is False
-    assert build_parser().parse_args([]).net_arch == (128, 128)
+    assert build_parser().parse_args([]).hidden == [128, 128]
 
 
 def test_the_help_formatter_shows_defaults_only_where_they_are_true():
@@ -327,12 +328,12 @@ def test_the_command_line_and_ppo_config_have_the_same_settings_and_defaults():
 
 
 def test_ppo_config_settings_are_what_training_json_recorded_from_the_namespace():
-    argv = ["--out", "runs/x", "--players", "2", "3", "--net-arch", "32,16", "--bc-data", "d.npz", "--no-progress"]
+    argv = ["--out", "runs/x", "--players", "2", "3", "--hidden", "32", "16", "--bc-data", "d.npz", "--no-progress"]
     args = build_parser().parse_args(argv)
     recorded = {key: str(value) if isinstance(value, Path) else value for key, value in vars(args).items()}
     settings = config_from_arguments(args).settings()
     assert json.dumps(settings) == json.dumps(recorded)  # same keys, order and values as before PPOConfig
-    assert settings["players"] == [2, 3] and settings["net_arch"] == [32, 16] and settings["progress"] is False
+    assert settings["players"] == [2, 3] and settings["hidden"] == [32, 16] and settings["progress"] is False
 
 
 def test_a_network_that_reads_the_heuristics_proposal_cannot_start_ppo():
@@ -364,7 +365,7 @@ def test_an_exception_mid_training_leaves_no_worker_process(tmp_path, monkeypatc
         raise RuntimeError("failed mid-training")
 
     monkeypatch.setattr(training, "build_callback", failing_callback)
-    arguments = ["--total-steps", "256", "--n-envs", "2", "--vec", "subproc", "--n-steps", "64", "--net-arch", "8"]
+    arguments = ["--total-steps", "256", "--n-envs", "2", "--vec", "subproc", "--n-steps", "64", "--hidden", "8"]
     arguments += ["--bc-games", "0", "--eval-every", "0", "--checkpoint-every", "0", "--out", str(tmp_path / "run")]
     before = set(multiprocessing.active_children())
     with pytest.raises(RuntimeError, match="failed mid-training"):

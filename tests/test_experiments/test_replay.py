@@ -25,11 +25,11 @@ from biblios_env.engine.log import GameLogError, load_log
 from biblios_env.engine.setup import GIFT_TURNS
 from biblios_env.engine.state import NO_CARD, Phase
 from biblios_env.engine.views import player_view
-from experiments.match import parse_agent_spec, play_game
+from experiments.common.match import parse_agent_spec, play_game
 from experiments.play import main as play_main
-from experiments.play.narration import Line
 from experiments.replay import main, page_data, page_html, read_saved_game, walk
 from experiments.replay.scenes import seat_scene
+from experiments.table.narration import Line
 from experiments.tournament import TournamentConfig, run_tournament
 from experiments.tournament import main as tournament_main
 

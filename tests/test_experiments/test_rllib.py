@@ -40,11 +40,11 @@ from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 import biblios_env
 from biblios_env.actions import NUM_ACTIONS
 from biblios_env.agent_interface import AgentObservation
-from experiments import rllib_support
-from experiments.match import AgentSpec, AgentSpecError, build_agent
-from experiments.rllib_support import ActionMaskingTorchRLModule, RLlibAgent, RLlibObservations, make_rllib_env
+from experiments.common.match import AgentSpec, AgentSpecError, build_agent
 from experiments.tournament import TournamentConfig, run_tournament
 from experiments.training import rllib
+from experiments.training.rllib import support as rllib_support
+from experiments.training.rllib.support import ActionMaskingTorchRLModule, RLlibAgent, RLlibObservations, make_rllib_env
 
 #: RLlib registers its env wrapper with Gymnasium again at every algorithm it builds.
 pytestmark = pytest.mark.filterwarnings("ignore:.*Overriding environment rllib-multi-agent-env-v0:UserWarning")
@@ -54,7 +54,7 @@ PLAYER_COUNTS = (2, 3, 4)
 #: A tiny run: a few hundred env steps an iteration, sampled in this process, one evaluation.
 TINY = [
     "--players", "2", "--num-env-runners", "0", "--train-batch", "256", "--minibatch-size", "64", "--epochs", "1",
-    "--hidden", "32", "--eval-games", "4", "--eval-every", "2", "--seed", "3", "--no-progress",
+    "--hidden", "32", "--eval-deals", "2", "--eval-every", "2", "--seed", "3", "--no-progress",
 ]  # fmt: skip
 AGENT = f"{RLlibAgent.__module__}.{RLlibAgent.__qualname__}"
 
@@ -251,7 +251,7 @@ def test_a_forfeit_during_training_stops_the_run(
     and the run stops at the first iteration, with no checkpoint (the module runs in this process)."""
     monkeypatch.setattr(rllib_support, "_masked", lambda outputs, mask: outputs)
     out = tmp_path / "run"
-    assert rllib.main([*TINY, "--iterations", "2", "--eval-games", "0", "--out", str(out)]) == 1
+    assert rllib.main([*TINY, "--iterations", "2", "--eval-deals", "0", "--out", str(out)]) == 1
     assert re.search(r"error: iteration 1: [0-9]+ episode\(s\) ended in a forfeit", capsys.readouterr().err)
     (progress,) = rows(out / rllib.PROGRESS_FILE)
     assert int(progress["forfeits"]) > 0

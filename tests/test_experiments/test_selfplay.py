@@ -24,7 +24,8 @@ from optional_extras import require
 
 require("torch")
 
-from experiments.training.selfplay import Args, Run, StopRequest, TrainingError, main, train  # noqa: E402
+from experiments.common.errors import CheckpointError  # noqa: E402
+from experiments.training.selfplay import Args, Run, StopRequest, main, train  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = {
@@ -130,15 +131,15 @@ def test_a_corrupt_or_foreign_checkpoint_is_refused_naming_the_file(tmp_path: Pa
     train(args)
     checkpoint = args.out / "checkpoint.pt"
     checkpoint.write_bytes(b"not a checkpoint")
-    with pytest.raises(TrainingError, match=rf"cannot read checkpoint {checkpoint}"):
+    with pytest.raises(CheckpointError, match=rf"cannot read checkpoint {checkpoint}"):
         train(args, resume=True)
     import torch
 
     torch.save({"format": "something else"}, checkpoint)
-    with pytest.raises(TrainingError, match="is not a self-play checkpoint"):
+    with pytest.raises(CheckpointError, match="is not a self-play checkpoint"):
         train(args, resume=True)
     torch.save({"format": "biblios-selfplay-checkpoint", "version": 1, "layout": "biblios_v0-000"}, checkpoint)
-    with pytest.raises(TrainingError, match="was made for observation/action layout 'biblios_v0-000'"):
+    with pytest.raises(CheckpointError, match="was made for observation/action layout 'biblios_v0-000'"):
         train(args, resume=True)
 
 
@@ -157,7 +158,7 @@ def test_bad_settings_are_refused_before_any_work(tmp_path: Path, capsys: pytest
 
 
 def test_the_exported_network_plays_in_a_tournament(tmp_path: Path) -> None:
-    from experiments.match import parse_agent_spec
+    from experiments.common.match import parse_agent_spec
     from experiments.tournament import TournamentConfig, run_tournament
 
     args = Args(out=tmp_path / "run", decisions=300, **TINY)  # type: ignore[arg-type]

@@ -8,7 +8,7 @@ import itertools
 
 import pytest
 
-from experiments.stats import Interval, cluster_win_interval, wilson_interval
+from experiments.common.stats import Interval, cluster_win_interval, wilson_interval
 
 
 def assert_well_formed(interval: Interval) -> None:

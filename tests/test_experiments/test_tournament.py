@@ -14,8 +14,8 @@ import pytest
 
 from biblios_env.engine import Game
 from biblios_env.engine.log import load_log
-from experiments.match import AgentError, AgentSpec, AgentSpecError, build_agent, parse_agent_spec, play_game
-from experiments.stats import (
+from experiments.common.match import AgentError, AgentSpec, AgentSpecError, build_agent, parse_agent_spec, play_game
+from experiments.common.stats import (
     CI_CLUSTER,
     CI_WILSON_DEALS,
     Z_95,
@@ -390,7 +390,8 @@ def spec_examples(text: str) -> list[str]:
 
 
 def documented_texts() -> dict[str, str]:
-    from experiments import match, tournament
+    from experiments import tournament
+    from experiments.common import match
 
     parser = tournament.build_parser()
     return {
@@ -418,7 +419,7 @@ def test_every_documented_agent_spec_example_builds() -> None:
 def test_the_docs_agent_spec_examples_use_real_parameters() -> None:
     """The README's and docs/' examples may name files that do not exist here (``ppo:path=FILE``),
     so only the parameter names are checked, against what --list-agents shows."""
-    from experiments.match import describe_agent
+    from experiments.common.match import describe_agent
 
     root = Path(__file__).resolve().parents[2]
     documents = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
@@ -463,25 +464,11 @@ def test_list_agents_shows_whole_descriptions_and_parameters(capsys) -> None:
     assert "aggression=1.3" in output and "iterations=60" in output
 
 
-def test_module_docstring_python_example_runs(tmp_path, monkeypatch) -> None:
-    """The Python API example of the tournament docstring (shrunk to one deal, one worker)."""
-    import textwrap
-
-    from experiments import tournament
-
-    doc = tournament.__doc__ or ""
-    code = textwrap.dedent(doc[doc.index("    from experiments.match import") : doc.index("Examples::")])
-    assert "keep_going=True" in code and "resume=True" in code
-    monkeypatch.chdir(tmp_path)
-    exec(code.replace("deals=20", "deals=1").replace("workers=2", "workers=1"), {})
-    assert (tmp_path / "runs" / "example" / "summary.csv").exists()
-
-
 # ----------------------------------------------------------------------------- the win-rate plot
 def fake_result(num_agents: int, long_labels: bool) -> TournamentResult:
     """A 2-player round-robin result, without playing, in which the agent with the higher number
     always wins: agent k wins k / (num_agents - 1) of its games (the best all, the worst none)."""
-    from experiments.match import GameResult
+    from experiments.common.match import GameResult
     from experiments.tournament import GameRecord
 
     names = [("pkg.module.VeryLongAgentName:depth=" if long_labels else "agent") + str(k) for k in range(num_agents)]

@@ -18,7 +18,7 @@ import pytest
 from optional_extras import require
 
 import experiments.tournament.runner as runner_module
-from experiments.match import AgentError, parse_agent_spec
+from experiments.common.match import AgentError, parse_agent_spec
 from experiments.tournament import (
     GAMES_FILE,
     RUN_FILE,

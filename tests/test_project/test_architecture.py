@@ -1,11 +1,14 @@
-"""Layers point one way: card and action tables → engine → encoding →
-envs → agents → experiments.
+"""Layers point one way: card and action tables → engine → encoding → batched games →
+envs → agents → experiments, and within experiments/ common → table → replay and records →
+tournament → play → training → the commands, benchmarks and studies.
 
-Two checks. Statically, every module's imports (parsed, function-level ones included) must be
+Three checks. Statically, every module's imports (parsed, function-level ones included) must be
 on its layer's allow-list: the standard library, the third-party packages named for the layer,
 and modules of the same or a lower layer. At run time, a fresh interpreter imports each layer
 and must not have loaded anything that belongs above it — so a package ``__init__`` that pulls
-in PettingZoo, or a "lazy" import that runs at import time after all, is caught too.
+in PettingZoo, or a "lazy" import that runs at import time after all, is caught too. And the
+packages of experiments/ import one another without a cycle (checked on the package graph itself,
+so a cycle inside one sub-layer is caught as well).
 """
 
 from __future__ import annotations
@@ -20,6 +23,28 @@ from typing import Final
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+
+#: The third-party packages of every experiments/ sub-layer (only the modules that use an extra import it).
+EXPERIMENT_PACKAGES: Final = (
+    "numpy",
+    "gymnasium",
+    "pettingzoo",
+    "torch",
+    "stable_baselines3",
+    "sb3_contrib",
+    "pandas",
+    "matplotlib",
+    "rich",
+    "tqdm",
+    "openskill",
+    "ray",
+    "torchrl",
+    "tensordict",
+    "tianshou",
+    "supersuit",
+    "pyspiel",
+    "open_spiel",
+)
 
 #: The layers, lowest first: the modules of each (a name ending in ``.*`` covers a package's
 #: submodules) and the third-party packages its modules may import besides the standard library.
@@ -76,30 +101,35 @@ LAYERS: Final[tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]] = (
         ("agents", "agents.*"),
         ("numpy", "gymnasium", "pettingzoo", "torch", "stable_baselines3", "sb3_contrib", "mypy_extensions"),
     ),
+    # experiments/ in ordered sub-layers, lowest first: a package imports only its own sub-layer
+    # and those below, so no two of its packages import each other (see also the cycle test).
+    # The package's __init__ runs before any submodule (and imports nothing), so it sits lowest.
+    ("experiments: common", ("experiments", "experiments.common", "experiments.common.*"), EXPERIMENT_PACKAGES),
+    ("experiments: table", ("experiments.table", "experiments.table.*"), EXPERIMENT_PACKAGES),
     (
-        "experiments",
-        ("experiments", "experiments.*"),
+        "experiments: replay and records",
+        ("experiments.replay", "experiments.replay.*", "experiments.records", "experiments.records.*"),
+        EXPERIMENT_PACKAGES,
+    ),
+    ("experiments: tournament", ("experiments.tournament", "experiments.tournament.*"), EXPERIMENT_PACKAGES),
+    ("experiments: play", ("experiments.play", "experiments.play.*"), EXPERIMENT_PACKAGES),
+    ("experiments: training", ("experiments.training", "experiments.training.*"), EXPERIMENT_PACKAGES),
+    (
+        "experiments: commands, benchmarks and studies",
         (
-            "numpy",
-            "gymnasium",
-            "pettingzoo",
-            "torch",
-            "stable_baselines3",
-            "sb3_contrib",
-            "pandas",
-            "matplotlib",
-            "rich",
-            "tqdm",
-            "openskill",
-            # The scale-out and RL-framework extras (only the modules that use them import them).
-            "ray",
-            "torchrl",
-            "tensordict",
-            "tianshou",
-            "supersuit",
-            "pyspiel",
-            "open_spiel",
+            "experiments.train_network",
+            "experiments.train_ppo",
+            "experiments.train_rllib",
+            "experiments.train_selfplay",
+            "experiments.openspiel_cfr",
+            "experiments.benchmarks",
+            "experiments.benchmarks.*",
+            "experiments.studies",
+            "experiments.studies.*",
+            "experiments.frameworks",
+            "experiments.frameworks.*",
         ),
+        EXPERIMENT_PACKAGES,
     ),
 )
 LAYER_NAMES: Final = tuple(name for name, _, _ in LAYERS)
@@ -240,3 +270,50 @@ def test_importing_the_package_still_registers_the_pettingzoo_env() -> None:
     )
     finished = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=True)
     assert finished.stdout.strip() == "biblios_v1"
+
+
+def _package_of(module: str) -> str:
+    """The experiments/ package a module belongs to (``experiments.replay`` for its submodules)."""
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def package_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """A cycle of the directed graph, as a path that ends where it starts, or ``None``."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for successor in sorted(graph.get(node, ())):
+            if state.get(successor) == 1:
+                return [*path[path.index(successor) :], successor]
+            if successor not in state and (found := visit(successor)) is not None:
+                return found
+        state[node] = 2
+        path.pop()
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)) is not None:
+            return found
+    return None
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    assert package_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert package_cycle({"a": {"b"}, "b": {"c"}}) is None
+
+
+def test_the_experiments_packages_import_each_other_without_a_cycle() -> None:
+    graph: dict[str, set[str]] = {}
+    for module, path in MODULES.items():
+        if not module.startswith("experiments.") or "." not in module[len("experiments.") :]:
+            continue  # the loose command modules import packages but are imported by none
+        source = _package_of(module)
+        for imported in imports_of(path):
+            if imported.startswith("experiments.") and _package_of(imported) != source:
+                graph.setdefault(source, set()).add(_package_of(imported))
+    cycle = package_cycle(graph)
+    assert cycle is None, "experiments/ packages import each other in a cycle: " + " -> ".join(cycle or [])

@@ -7,8 +7,14 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from experiments.cli import HelpFormatter, add_config_arguments, check_backend_arguments, invocation_note, program_name
-from experiments.match import parse_agent_spec
+from experiments.common.cli import (
+    HelpFormatter,
+    add_config_arguments,
+    check_backend_arguments,
+    invocation_note,
+    program_name,
+)
+from experiments.common.match import parse_agent_spec
 from experiments.training.ppo.config import PPOConfig
 from experiments.training.ppo.opponents import parse_mixture
 from experiments.training.ppo.training import MODULE, train

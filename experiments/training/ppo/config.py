@@ -2,37 +2,20 @@
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from experiments.cli import BACKEND_OPTION, RAY_ADDRESS_OPTION, at_least
-from experiments.parallel import LOCAL
-
-
-def default_out() -> Path:
-    """A fresh run folder named after the moment the run starts: ``runs/ppo-<date>-<time>``."""
-    return Path("runs") / datetime.now().strftime("ppo-%Y%m%d-%H%M%S")
-
-
-def layer_sizes(text: str) -> tuple[int, ...]:
-    """An argparse type: hidden layer sizes in one word, ``128,128``."""
-    try:
-        sizes = tuple(int(part) for part in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected layer sizes like 128,128, got {text!r}") from None
-    if not sizes or min(sizes) < 1:
-        raise argparse.ArgumentTypeError(f"expected positive layer sizes, got {text!r}")
-    return sizes
+from experiments.common.cli import BACKEND_OPTION, RAY_ADDRESS_OPTION, at_least
+from experiments.common.parallel import LOCAL
+from experiments.training.runs import default_out
 
 
 @dataclass(frozen=True)
 class PPOConfig:
     """Every setting of a training run, one field per command-line option (the same names and
-    defaults: :func:`experiments.cli.add_config_arguments` builds the options from the fields,
+    defaults: :func:`experiments.common.cli.add_config_arguments` builds the options from the fields,
     their ``section`` the groups of the help). ``training.json`` records them under
     ``settings``, in this order."""
 
@@ -57,7 +40,9 @@ class PPOConfig:
     torch_threads: int = field(
         default=1, metadata={"help": "torch threads (more is slower on a small machine)", "type": at_least(1)}
     )
-    out: Path = field(default_factory=default_out, metadata={"help": "output folder (default runs/ppo-<date>-<time>)"})
+    out: Path = field(
+        default_factory=lambda: default_out("ppo"), metadata={"help": "output folder (default runs/ppo-<date>-<time>)"}
+    )
     progress: bool = field(
         default=True, metadata={"help": "show a progress bar during PPO (default: shown; --no-progress hides it)"}
     )
@@ -119,18 +104,11 @@ class PPOConfig:
     )
     init_network: Path | None = field(
         default=None,
-        metadata={
-            "help": "start from this network file of experiments.train_network instead (sets --net-arch from it)"
-        },
+        metadata={"help": "start from this network file of experiments.train_network instead (sets --hidden from it)"},
     )
-    net_arch: tuple[int, ...] = field(
+    hidden: tuple[int, ...] = field(
         default=(128, 128),
-        metadata={
-            "help": "hidden layers of the actor and the critic",
-            "type": layer_sizes,
-            "nargs": None,
-            "section": "PPO",
-        },
+        metadata={"help": "hidden layers of the actor and of the critic", "type": at_least(1), "section": "PPO"},
     )
     activation: str = field(default="relu", metadata={"help": "hidden-layer activation", "choices": ("relu", "tanh")})
     learning_rate: float = field(default=5e-5, metadata={"help": "Adam learning rate of PPO"})
@@ -153,4 +131,4 @@ class PPOConfig:
         }
 
 
-__all__ = ["PPOConfig", "default_out", "layer_sizes"]
+__all__ = ["PPOConfig"]

@@ -15,9 +15,9 @@ from typing import Any, Final
 from agents.network import NumpyNetwork
 from agents.ppo_agent import export_policy, read_policy_file, write_policy_file
 from biblios_env.gym_env import BibliosGymEnv, OpponentPool
+from experiments.training.evaluation import plot_learning_curve
 from experiments.training.ppo.callback import build_callback
 from experiments.training.ppo.config import PPOConfig
-from experiments.training.ppo.evaluation import plot_learning_curve
 from experiments.training.ppo.opponents import SELF, build_pool, parse_mixture
 from experiments.training.ppo.warm_start import load_network, network_arch, warm_start
 
@@ -46,7 +46,7 @@ def build_model(config: PPOConfig, vec_env: Any, initial: NumpyNetwork | None) -
     from sb3_contrib import MaskablePPO
 
     activation = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}[config.activation]
-    net_arch = {"pi": list(config.net_arch), "vf": list(config.net_arch)} if initial is None else network_arch(initial)
+    net_arch = {"pi": list(config.hidden), "vf": list(config.hidden)} if initial is None else network_arch(initial)
     model = MaskablePPO(
         "MlpPolicy",
         vec_env,
@@ -141,8 +141,10 @@ def train(config: PPOConfig, argv: Sequence[str] = ()) -> dict[str, Any]:
         (out / "training.json").write_text(json.dumps(info, indent=1))
         plot_learning_curve(
             self_play.evaluations.rows,
+            "timesteps",
             out / "learning_curve.png",
             f"MaskablePPO self-play, {'/'.join(map(str, players))} players, seed {config.seed}",
+            "training steps (learner decisions)",
         )
     finally:
         vec_env.close()

@@ -11,7 +11,7 @@ import numpy as np
 
 from agents.network import NumpyNetwork
 from agents.ppo_agent import numpy_policy
-from experiments.parallel import Runner
+from experiments.common.parallel import Runner
 from experiments.training.ppo.config import PPOConfig
 from experiments.training.teacher_games import DEMONSTRATION_KEYS, collect_demonstrations
 

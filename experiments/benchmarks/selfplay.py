@@ -7,7 +7,7 @@ slows down slows them all. A rate is a run's decisions over its wall time after 
 ``--warmup`` updates (start-up, first rollout). Also prints where the time of one update goes
 (collecting the rollout, preparing it, the gradient steps), measured without the pipeline.
 
-``python -m experiments.selfplay_benchmark`` (about 10 minutes); the figures are in
+``python -m experiments.benchmarks.selfplay`` (about 10 minutes); the figures are in
 docs/performance.md.
 """
 
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from experiments.cli import HelpFormatter, at_least, invocation_note, program_name
+from experiments.common.cli import HelpFormatter, at_least, invocation_note, program_name
 from experiments.training import selfplay
 from experiments.training.selfplay import Args, StopRequest
 
@@ -86,9 +86,9 @@ def breakdown(args: argparse.Namespace) -> dict[str, float]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=program_name("experiments.selfplay_benchmark"),
+        prog=program_name("experiments.benchmarks.selfplay"),
         description=__doc__.splitlines()[0],
-        epilog=invocation_note("experiments.selfplay_benchmark"),
+        epilog=invocation_note("experiments.benchmarks.selfplay"),
         formatter_class=HelpFormatter,
     )
     parser.add_argument(
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             runs[name].append(rate(name, args))
             print(f"{name}: {runs[name][-1]:,.0f} decisions/s", flush=True)
     result: dict[str, Any] = {
-        "command": "python -m experiments.selfplay_benchmark " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": "python -m experiments.benchmarks.selfplay " + " ".join(argv if argv is not None else sys.argv[1:]),
         "players": args.players,
         "decisions_per_s": {
             name: {"best": round(max(v)), "median": round(statistics.median(v))} for name, v in runs.items()

@@ -5,7 +5,7 @@ environment steps per second through the AEC API (``last()`` builds the acting a
 observation and mask at every step) for ``raw_env`` and the wrapped ``env()``, and player
 views built per second (:func:`~biblios_env.engine.views.player_view`, what the tournament
 hands an agent at every decision and what search agents build from every sample), and
-saves the figures as JSON. Run ``python -m experiments.benchmark`` (about a minute).
+saves the figures as JSON. Run ``python -m experiments.benchmarks.engine`` (about a minute).
 
 Each figure is measured ``--repeats`` times, the measurements interleaved, and reported as
 the best (the least disturbed run: the convention of ``timeit``) and the median. Shared
@@ -29,7 +29,7 @@ from biblios_env import env, raw_env
 from biblios_env.engine import Game
 from biblios_env.engine.state import State
 from biblios_env.engine.views import player_view
-from experiments.cli import HelpFormatter, invocation_note, program_name
+from experiments.common.cli import HelpFormatter, invocation_note, program_name
 
 
 def engine_playouts(num_players: int, games: int, seed: int) -> int:
@@ -146,9 +146,9 @@ def _row_text(row: dict[str, Any], repeats: int) -> str:
 def build_parser() -> argparse.ArgumentParser:
     """The command line of the benchmark."""
     parser = argparse.ArgumentParser(
-        prog=program_name("experiments.benchmark"),
+        prog=program_name("experiments.benchmarks.engine"),
         description=__doc__.splitlines()[0],
-        epilog=invocation_note("experiments.benchmark"),
+        epilog=invocation_note("experiments.benchmarks.engine"),
         formatter_class=HelpFormatter,
     )
     parser.add_argument(
@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         rows.append(row)
         print(_row_text(row, args.repeats), flush=True)
     result = {
-        "command": "python -m experiments.benchmark " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": "python -m experiments.benchmarks.engine " + " ".join(argv if argv is not None else sys.argv[1:]),
         "python": platform.python_version(),
         "machine": platform.machine(),
         "repeats": args.repeats,

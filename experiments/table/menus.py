@@ -19,7 +19,7 @@ from biblios_env.cards import CARD_VALUE, IS_GOLD, gold_value
 from biblios_env.engine.auctions import bid_capacity, cheapest_cover
 from biblios_env.engine.state import Decision
 from biblios_env.engine.views import PlayerView
-from experiments.play.cards import card_text, category_text
+from experiments.table.cards import card_text, category_text
 
 HELP: Final = """Commands at any question:
   a number   the numbered choice (in an auction: the amount you bid)

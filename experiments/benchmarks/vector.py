@@ -18,7 +18,7 @@ Four workloads, each at 2, 3 and 4 players, measured in this one process and alt
   path of ``train_ppo``) and through the SB3 adapter of the batched games (256 games, 16 steps each
   per update: the same 4,096 samples per update).
 
-``python -m experiments.vector_benchmark`` (about 15 minutes) prints best and median per workload
+``python -m experiments.benchmarks.vector`` (about 15 minutes) prints best and median per workload
 and the ratios the docs quote, and saves JSON (docs/performance.md holds the figures).
 """
 
@@ -41,8 +41,8 @@ from biblios_env.actions import NUM_ACTIONS
 from biblios_env.engine import Game
 from biblios_env.observations import OBSERVATION_SIZE, encode_state
 from biblios_env.vector import VectorGame
-from experiments.benchmark import env_playouts
-from experiments.cli import HelpFormatter, at_least, invocation_note, program_name
+from experiments.benchmarks.engine import env_playouts
+from experiments.common.cli import HelpFormatter, at_least, invocation_note, program_name
 
 WORKLOADS = ("raw_env", "vector", "naive_mlp", "vector_mlp", "sb3_dummy", "sb3_vector")
 #: The ratios reported, each workload over its baseline.
@@ -201,9 +201,9 @@ def measure(num_players: int, args: argparse.Namespace, policy: MaskedMLP | None
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=program_name("experiments.vector_benchmark"),
+        prog=program_name("experiments.benchmarks.vector"),
         description=__doc__.splitlines()[0],
-        epilog=invocation_note("experiments.vector_benchmark"),
+        epilog=invocation_note("experiments.benchmarks.vector"),
         formatter_class=HelpFormatter,
     )
     parser.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS), help="what to time")
@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         rows.append(row)
         print(json.dumps(row), flush=True)
     result = {
-        "command": "python -m experiments.vector_benchmark " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": "python -m experiments.benchmarks.vector " + " ".join(argv if argv is not None else sys.argv[1:]),
         "compiled": COMPILED,
         "python": platform.python_version(),
         "games": args.games,

@@ -24,7 +24,7 @@ things stand between that wrapper and the project's env, and they live here:
 interface, so tournaments and matches take it as an agent spec (``DIR`` a checkpoint folder,
 ``runs/rllib-.../checkpoints/iteration_000050``)::
 
-    python -m experiments.tournament --agents experiments.rllib_support.RLlibAgent:checkpoint=DIR value
+    python -m experiments.tournament --agents experiments.training.rllib.support.RLlibAgent:checkpoint=DIR value
 """
 
 from __future__ import annotations

@@ -124,6 +124,27 @@ def run_batch(
 
 
 # ----------------------------------------------------------------------------- in the parent
+def connect_ray(address: str | None, num_cpus: int | None) -> bool:
+    """Join the Ray cluster at ``address`` (or at ``RAY_ADDRESS``), or start a new local Ray with
+    ``num_cpus`` CPUs (never a cluster some earlier run left on this machine); nothing if this
+    process is connected already. True if this call connected: the caller then ends with
+    ``ray.shutdown()``. One thread per worker (``OMP_NUM_THREADS``, set before Ray starts so
+    that its workers inherit it): more are slower for this work on small machines."""
+    try:
+        import ray
+    except ImportError as error:
+        raise ImportError(_INSTALL_RAY) from error
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if ray.is_initialized():
+        return False
+    address = address or os.environ.get("RAY_ADDRESS")
+    if address:
+        ray.init(address=address)
+    else:
+        ray.init(address="local", num_cpus=num_cpus, include_dashboard=False)
+    return True
+
+
 class Runner:
     """Runs batches of work on a backend; one runner may run several times (e.g. one round of
     game generation per training iteration) and keeps its Ray connection between runs.
@@ -252,13 +273,7 @@ class Runner:
             raise ImportError(_INSTALL_RAY) from error
         if self._ray_batch is None:
             start = time.perf_counter()
-            if not ray.is_initialized():
-                address = self.ray_address or os.environ.get("RAY_ADDRESS")
-                if address:
-                    ray.init(address=address)
-                else:  # a new local Ray, never a cluster some earlier run left on this machine
-                    ray.init(address="local", num_cpus=self.workers, include_dashboard=False)
-                self._started_ray = True
+            self._started_ray = connect_ray(self.ray_address, self.workers)
             self._ray_batch = ray.remote(run_batch)
             self.start_up_seconds += time.perf_counter() - start
         return ray

@@ -1,4 +1,4 @@
-"""How far a belief's determinizations are from the truth, ``python -m experiments.belief_error``.
+"""How far a belief's determinizations are from the truth, ``python -m experiments.studies.belief_error``.
 
 A search agent plays on states dealt from its view; where they get the opponents' hidden cards
 wrong, it misjudges how far they will bid. This command plays ``value``-vs-``value`` games and,
@@ -15,7 +15,7 @@ in the belief (observing every view of the seat and dealing the states at measur
 divided by the measured decisions.
 
 ``--views every`` (the default) feeds each belief its seat's view after every action, as
-:func:`experiments.match.play_game` shows a search agent the table; ``--views own`` only at the
+:func:`experiments.common.match.play_game` shows a search agent the table; ``--views own`` only at the
 seat's own decisions with a choice. The games and the beliefs' generators are seeded, so two
 beliefs run with the same ``--seed`` are measured on the same decisions.
 """
@@ -40,9 +40,9 @@ from biblios_env.engine import Game
 from biblios_env.engine.flow import DECISION_BID
 from biblios_env.engine.state import NO_CARD
 from biblios_env.engine.views import player_view
-from experiments.cli import HelpFormatter, at_least, invocation_note, program_name, seed_value
-from experiments.match import play_out
-from experiments.stats import Interval, cluster_value_interval
+from experiments.common.cli import HelpFormatter, at_least, invocation_note, program_name, seed_value
+from experiments.common.match import play_out
+from experiments.common.stats import Interval, cluster_value_interval
 
 
 @dataclass(slots=True)
@@ -152,11 +152,11 @@ def report(result: Measurement) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=program_name("experiments.belief_error"),
+        prog=program_name("experiments.studies.belief_error"),
         description="Errors of a belief's determinizations in the opponents' bid limits and gold, "
         "at the category-card bids of value-vs-value games.",
         formatter_class=HelpFormatter,
-        epilog=invocation_note("experiments.belief_error"),
+        epilog=invocation_note("experiments.studies.belief_error"),
     )
     parser.add_argument("--games", type=at_least(1), default=30, help="games played")
     parser.add_argument("--seed", type=seed_value, default=910000, help="deal seed of the first game (then +1)")

@@ -1,11 +1,11 @@
-"""Two agents compared on the same deals, ``python -m experiments.paired RUN_A RUN_B``.
+"""Two agents compared on the same deals, ``python -m experiments.studies.paired RUN_A RUN_B``.
 
 Two tournaments with the same ``--seed``, table size and number of deals, one agent swapped for
 another (``--agents ismcts value value`` and ``--agents "ismcts:belief=bids" value value``),
 play the same deals with the same seeds for every other seat. The deal luck that makes a win
 rate's interval wide is then common to both, and their *paired* difference is much tighter:
 for every deal, the compared agent's win share averaged over the deal's seatings in run B minus
-the same in run A, and a 95 % interval over deals (``experiments.stats.cluster_value_interval``,
+the same in run A, and a 95 % interval over deals (``experiments.common.stats.cluster_value_interval``,
 one cluster per deal).
 
 The compared agent of a run is its first agent (``--agent-a``/``--agent-b`` pick another). The
@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from experiments.cli import HelpFormatter, invocation_note, program_name
-from experiments.stats import Interval, cluster_value_interval, win_shares
+from experiments.common.cli import HelpFormatter, invocation_note, program_name
+from experiments.common.stats import Interval, cluster_value_interval, win_shares
 
 
 class PairingError(ValueError):
@@ -115,10 +115,10 @@ def report(comparison: Comparison) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=program_name("experiments.paired"),
+        prog=program_name("experiments.studies.paired"),
         description="The paired difference of two agents' win rates over the same deals of two tournaments.",
         formatter_class=HelpFormatter,
-        epilog=invocation_note("experiments.paired"),
+        epilog=invocation_note("experiments.studies.paired"),
     )
     parser.add_argument("run_a", metavar="RUN_A", help="output folder of the first tournament")
     parser.add_argument("run_b", metavar="RUN_B", help="output folder of the second, on the same deals")

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from biblios_env.engine.config import PENALTIES, GameConfig, check_seed
-from experiments.parallel import BACKENDS, LOCAL
+from experiments.common.parallel import BACKENDS, LOCAL
 
 #: The console scripts of ``pyproject.toml`` ([project.scripts]), by the module whose ``main`` they run.
 CONSOLE_SCRIPTS: Final = {
@@ -58,7 +58,7 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     default of the stored value is not the default of the flag (``--no-progress (default: True)``).
     A list default is shown as it would be typed (``(default: value hoarder random)``), not as
     Python's ``['value', 'hoarder', 'random']``: one word per value for an option that takes
-    several words, the values joined by commas for one that takes them in one (``--net-arch 128,128``)."""
+    several words, the values joined by commas for one that takes them in one (``--layers 128,128``)."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
@@ -71,7 +71,7 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
-#: The ``--backend`` option of a command that runs games in parallel (see :mod:`experiments.parallel`),
+#: The ``--backend`` option of a command that runs games in parallel (see :mod:`experiments.common.parallel`),
 #: as the metadata of a config field (:func:`add_config_arguments`).
 BACKEND_OPTION: Final[Mapping[str, Any]] = {
     "help": "where the games run: local processes (the default), or Ray (a cluster at --ray-address or "
@@ -87,7 +87,7 @@ RAY_ADDRESS_OPTION: Final[Mapping[str, Any]] = {
 
 def add_backend_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """``--backend {local,ray}`` and ``--ray-address`` for a command without a config field for
-    them: where a command that runs games in parallel runs them (see :mod:`experiments.parallel`)."""
+    them: where a command that runs games in parallel runs them (see :mod:`experiments.common.parallel`)."""
     parser.add_argument("--backend", default=LOCAL, **BACKEND_OPTION)
     parser.add_argument("--ray-address", **RAY_ADDRESS_OPTION)
 
@@ -112,6 +112,28 @@ def at_least(minimum: int) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def fraction(text: str) -> float:
+    """An argparse type: a probability, a number in [0, 1]; the error names the bad value."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {value}")
+    return value
+
+
+def positive(text: str) -> float:
+    """An argparse type: a positive number (a learning rate); the error names the bad value."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {value}")
+    return value
 
 
 def seed_value(text: str) -> int:

@@ -1,4 +1,4 @@
-"""OpenSpiel's IS-MCTS bot against the project's agents: ``python -m experiments.openspiel_duel``.
+"""OpenSpiel's IS-MCTS bot against the project's agents: ``python -m experiments.studies.openspiel_duel``.
 
 The game is ``python_biblios`` (:mod:`biblios_env.openspiel`); OpenSpiel's own bot
 (``open_spiel.python.algorithms.ismcts`` with random rollouts) plays one seat, resampling the
@@ -8,7 +8,7 @@ table. The bot's seat turns round the table from game to game; chance outcomes a
 the run's seed. Prints the bot's win rate with a 95% Wilson interval (shared wins count
 fractionally) and its mean thinking time per move.
 
-    python -m experiments.openspiel_duel --opponent value --games 20 --simulations 50
+    python -m experiments.studies.openspiel_duel --opponent value --games 20 --simulations 50
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from experiments.cli import at_least, invocation_note, program_name, seed_value
-from experiments.match import AgentSpecError, build_agent, parse_agent_spec, seat_observation
-from experiments.stats import wilson_interval, win_shares
-from experiments.tournament.schedule import derive_seed
+from experiments.common.cli import at_least, invocation_note, program_name, seed_value
+from experiments.common.match import AgentSpecError, build_agent, parse_agent_spec, seat_observation
+from experiments.common.seeds import derive_seed
+from experiments.common.stats import wilson_interval, win_shares
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,10 +69,10 @@ def play_duel_game(game: object, bot: object, opponent: str, bot_seat: int, seed
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=program_name("experiments.openspiel_duel"),
+        prog=program_name("experiments.studies.openspiel_duel"),
         description="OpenSpiel's IS-MCTS bot against the project's agents, on python_biblios.",
         epilog="Needs the openspiel extra: pip install -e '.[openspiel]'. "
-        + invocation_note("experiments.openspiel_duel"),
+        + invocation_note("experiments.studies.openspiel_duel"),
     )
     parser.add_argument(
         "--opponent", default="value", metavar="SPEC", help="agent spec of the other seats (default value)"

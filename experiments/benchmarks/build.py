@@ -1,4 +1,4 @@
-"""The compiled core against the pure-Python path: ``python -m experiments.build_benchmark``.
+"""The compiled core against the pure-Python path: ``python -m experiments.benchmarks.build``.
 
 Times the hot loops of every experiment on each build, in separate processes, alternated
 round by round (A B C A B C ...) so that a change in the machine's speed hits every build
@@ -185,7 +185,7 @@ def _table(runs: dict[str, dict[str, dict[str, list[float]]]], reference: str) -
 
 def _instructions(workload: str, size: int, environment: dict[str, str]) -> tuple[int, float]:
     """(instructions, work done) of one inner run under valgrind's callgrind."""
-    from experiments.instruction_count import callgrind  # here: an inner run may use an older checkout
+    from experiments.benchmarks.instructions import callgrind  # here: an inner run may use an older checkout
 
     arguments = [str(Path(__file__).resolve()), "--inner", workload, "--size", str(size)]
     instructions, printed = callgrind(arguments, environment, cwd=ROOT.parent)
@@ -217,9 +217,9 @@ def count_instructions(builds: dict[str, dict[str, str]], workloads: list[str], 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m experiments.build_benchmark",
+        prog="python -m experiments.benchmarks.build",
         description=__doc__.splitlines()[0],
-        epilog="Run as python -m experiments.build_benchmark. Needs the compiled core (pip install -e .).",
+        epilog="Run as python -m experiments.benchmarks.build. Needs the compiled core (pip install -e .).",
     )
     parser.add_argument("--baseline", type=Path, help="a second checkout, run on the pure path (e.g. a git worktree)")
     parser.add_argument("--rounds", type=int, default=5, help="alternated rounds (default: 5)")
@@ -268,7 +268,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     table = _table(runs, reference)
     print(table)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    saved = {"command": " ".join(["python -m experiments.build_benchmark", *(argv or sys.argv[1:])]), "runs": runs}
+    saved = {"command": " ".join(["python -m experiments.benchmarks.build", *(argv or sys.argv[1:])]), "runs": runs}
     args.out.write_text(json.dumps(saved, indent=2))
     return saved
 

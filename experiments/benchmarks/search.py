@@ -1,4 +1,4 @@
-"""The search's fuel: simulated decisions per second, ``python -m experiments.search_benchmark``.
+"""The search's fuel: simulated decisions per second, ``python -m experiments.benchmarks.search``.
 
 A search agent is as strong as the number of decisions it can simulate in its budget. This
 benchmark times the two loops that bound it, on the same positions every run (bid decisions of
@@ -11,7 +11,7 @@ seeded ``value``-vs-``value`` games, where the default search spends its time):
   per second and milliseconds per searched decision.
 
 Figures vary with the machine's load: compare code versions A/B in one run, or count
-instructions (``python -m experiments.instruction_count``).
+instructions (``python -m experiments.benchmarks.instructions``).
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from biblios_env.agent_interface import AgentObservation
 from biblios_env.engine import Game
 from biblios_env.engine.sampling import sample_state
 from biblios_env.engine.state import Decision
-from experiments.cli import HelpFormatter, invocation_note, program_name
-from experiments.match import play_out
+from experiments.common.cli import HelpFormatter, invocation_note, program_name
+from experiments.common.match import play_out
 
 
 def bid_positions(num_players: int, games: int, seed: int = 0) -> list[AgentObservation]:
@@ -103,10 +103,10 @@ def run(players: Sequence[int], games: int, iterations: int) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog=program_name("experiments.search_benchmark"),
+        prog=program_name("experiments.benchmarks.search"),
         description="Simulated decisions per second of the rollout policy and of the default search.",
         formatter_class=HelpFormatter,
-        epilog=invocation_note("experiments.search_benchmark"),
+        epilog=invocation_note("experiments.benchmarks.search"),
     )
     parser.add_argument("--players", type=int, nargs="+", default=[2, 3, 4], help="player counts")
     parser.add_argument("--games", type=int, default=2, help="value-vs-value games whose bid decisions are used")

@@ -7,8 +7,8 @@ is started before each Ray run (and stopped after it, so that the local runs for
 processes) and its start-up is reported apart, as a fixed cost of a run. Each run should last
 minutes, not seconds, for the figure to mean something::
 
-    python -m experiments.parallel_benchmark                       # about 2 minutes of games per run on 2 cores
-    python -m experiments.parallel_benchmark --deals 400 --rounds 3 --out overhead.json
+    python -m experiments.benchmarks.parallel                       # about 2 minutes of games per run on 2 cores
+    python -m experiments.benchmarks.parallel --deals 400 --rounds 3 --out overhead.json
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from experiments.cli import HelpFormatter, invocation_note, program_name
-from experiments.match import parse_agent_spec
-from experiments.parallel import BACKENDS, LOCAL, RAY
+from experiments.common.cli import HelpFormatter, invocation_note, program_name
+from experiments.common.match import parse_agent_spec
+from experiments.common.parallel import BACKENDS, LOCAL, RAY
 from experiments.tournament import TournamentConfig, run_tournament
 
 
@@ -66,10 +66,10 @@ def measure(agents: Sequence[str], players: int, deals: int, workers: int, round
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=program_name("experiments.parallel_benchmark"),
+        prog=program_name("experiments.benchmarks.parallel"),
         description=__doc__.split("\n\n")[0] if __doc__ else None,
         formatter_class=HelpFormatter,
-        epilog=invocation_note("experiments.parallel_benchmark"),
+        epilog=invocation_note("experiments.benchmarks.parallel"),
     )
     parser.add_argument("--agents", nargs="+", default=["value", "hoarder", "random"], help="the table's agents")
     parser.add_argument("--players", type=int, default=3, help="players per game")

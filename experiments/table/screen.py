@@ -20,7 +20,7 @@ from biblios_env.cards import CARD_CATEGORY, CARD_LETTER, CARD_VALUE, IS_GOLD, L
 from biblios_env.engine.scoring import category_totals
 from biblios_env.engine.state import NO_CARD, NO_SEAT, Decision, Phase, State
 from biblios_env.engine.views import PlayerView
-from experiments.play.cards import (
+from experiments.table.cards import (
     GOLD_STYLE,
     card_row_text,
     card_text,
@@ -29,7 +29,7 @@ from experiments.play.cards import (
     grouped_cards_text,
     short_card_text,
 )
-from experiments.play.menus import Choice, bid_range, capacity, menu
+from experiments.table.menus import Choice, bid_range, capacity, menu
 
 
 def _total_text(cards: Sequence[int], category: int) -> str:

@@ -7,8 +7,8 @@ callgrind twice, once with no games to count the start-up (imports,
 first game), and reports the difference per decision / per step. Needs ``valgrind``
 (``apt-get install valgrind``); takes a few minutes, as valgrind runs code ~50x slower.
 
-    python -m experiments.instruction_count            # engine, raw_env and env()
-    python -m experiments.instruction_count --games 5 --players 2
+    python -m experiments.benchmarks.instructions            # engine, raw_env and env()
+    python -m experiments.benchmarks.instructions --games 5 --players 2
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Final
 
 from biblios_env import env, raw_env
-from experiments.benchmark import engine_playouts, env_playouts
-from experiments.cli import HelpFormatter, invocation_note, program_name
-from experiments.vector_benchmark import vector_playouts
+from experiments.benchmarks.engine import engine_playouts, env_playouts
+from experiments.benchmarks.vector import vector_playouts
+from experiments.common.cli import HelpFormatter, invocation_note, program_name
 
 LOOPS = ("engine", "raw_env", "env", "vector")
 _START_UP_SEED = 10_000
@@ -81,7 +81,7 @@ def callgrind(
 
 def _instructions(loop: str, num_players: int, games: int) -> tuple[int, int]:
     """(instructions, decisions or steps) of one run under callgrind."""
-    arguments = ["-m", "experiments.instruction_count", "--inner", loop, "--players", str(num_players)]
+    arguments = ["-m", "experiments.benchmarks.instructions", "--inner", loop, "--players", str(num_players)]
     instructions, printed = callgrind([*arguments, "--games", str(games)])
     counted = re.search(r"^count (\d+)$", printed, re.MULTILINE)
     if counted is None:
@@ -92,9 +92,9 @@ def _instructions(loop: str, num_players: int, games: int) -> tuple[int, int]:
 def build_parser() -> argparse.ArgumentParser:
     """The command line of the instruction count (``--inner`` is its own run under valgrind, hidden)."""
     parser = argparse.ArgumentParser(
-        prog=program_name("experiments.instruction_count"),
+        prog=program_name("experiments.benchmarks.instructions"),
         description=__doc__.splitlines()[0],
-        epilog=invocation_note("experiments.instruction_count") + " Needs valgrind on the PATH.",
+        epilog=invocation_note("experiments.benchmarks.instructions") + " Needs valgrind on the PATH.",
         formatter_class=HelpFormatter,
     )
     parser.add_argument("--players", type=int, default=3, choices=(2, 3, 4), help="players per game")

@@ -28,7 +28,7 @@ from biblios_env.engine.config import GameConfig
 from biblios_env.engine.log import save_log
 from biblios_env.engine.setup import check_num_players
 from biblios_env.engine.views import player_view
-from experiments.stats import win_shares
+from experiments.common.stats import win_shares
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")

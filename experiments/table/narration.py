@@ -25,7 +25,7 @@ from biblios_env.actions import AUCTION, BID_BASE, CHURCH_DECLINE, COMMON, KEEP,
 from biblios_env.cards import CARD_VALUE, IS_GOLD, NUM_CATEGORIES
 from biblios_env.engine.state import CHANCE_PENALTY, NO_CARD, Decision, Phase, State
 from biblios_env.engine.visibility import payment_face_up, penalty_card_seen, placement_face_up
-from experiments.play.cards import card_text, cards_text, category_text
+from experiments.table.cards import card_text, cards_text, category_text
 
 
 @dataclass(frozen=True, slots=True)
