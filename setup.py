@@ -4,7 +4,8 @@ Everything else about the package is declared in ``pyproject.toml``. The modules
 are listed once, in ``biblios_env/compiled_core.py`` (read here by path, without importing the
 package); beside them the build compiles ``biblios_env/_compiled_digests.py``, which it writes
 with each module's source digest so that an edited ``.py`` is never shadowed by its stale
-extension. ``BIBLIOS_PURE_PYTHON=1`` or a missing compiler installs the pure-Python path.
+extension. ``BIBLIOS_PURE_PYTHON=1`` or a missing compiler installs the pure-Python path. An editable
+install (``pip install -e``) of a tree whose compiled core matches its sources reuses it.
 """
 
 from __future__ import annotations
@@ -81,7 +82,13 @@ class BuildCompiledCore(build_ext):
     to C would cost minutes for nothing. Until then the extension list is a stand-in."""
 
     def build_extensions(self) -> None:
-        if [extension.name for extension in self.extensions] == [STAND_IN]:
+        stand_in = [extension.name for extension in self.extensions] == [STAND_IN]
+        in_tree = self.inplace or getattr(self, "editable_mode", False)
+        if stand_in and in_tree and _compiled_core().build_is_current(HERE):
+            _say("the compiled core in this tree matches its sources: reused, not compiled again")
+            self.extensions = []
+            return
+        if stand_in:
             self.extensions = _compiled_extensions()
             for extension in self.extensions:  # what finalize_options did for the stand-in
                 extension._full_name = self.get_ext_fullname(extension.name)

@@ -217,6 +217,40 @@ def _stale_modules() -> list[str]:
     return [module for module in COMPILED_MODULES if built.get(module) != current[module]]
 
 
+#: Run in a fresh interpreter by :func:`build_is_current`: loads the digests extension of the
+#: tree ``sys.argv[1]`` under a bare ``biblios_env`` package (the real one imports numpy, which an
+#: isolated build environment lacks) and prints its ``DIGESTS`` as JSON.
+_READ_DIGESTS: Final = """
+import importlib.util, json, sys, types
+package = types.ModuleType("biblios_env")
+package.__path__ = [sys.argv[1] + "/biblios_env"]
+sys.modules["biblios_env"] = package
+spec = importlib.util.spec_from_file_location("biblios_env._compiled_digests", sys.argv[2])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+print(json.dumps(module.DIGESTS))
+"""
+
+
+def build_is_current(root: Path = ROOT) -> bool:
+    """Whether the tree ``root`` holds a complete compiled build for this interpreter whose
+    recorded digests match the sources: an install of an unchanged tree reuses it instead of
+    compiling again (minutes). Read in a subprocess, so the build process imports nothing of it."""
+    digests = extension_path(DIGESTS_MODULE, root)
+    if digests is None or any(extension_path(module, root) is None for module in COMPILED_MODULES):
+        return False
+    import json
+    import subprocess
+
+    read = subprocess.run(
+        [sys.executable, "-c", _READ_DIGESTS, str(root), str(digests)], capture_output=True, text=True, check=False
+    )
+    if read.returncode != 0:  # built by another interpreter or mypyc, or a partial build
+        return False
+    built: dict[str, str] = json.loads(read.stdout)
+    return built == source_digests(COMPILED_MODULES, root)
+
+
 def _use(compiled: bool) -> None:
     """Make the hot modules load from the chosen build in this process (again: nothing to do,
     as when ``biblios_env`` is reloaded with the same choice)."""
@@ -253,6 +287,7 @@ __all__ = [
     "GROUP_NAME",
     "PURE_VARIABLE",
     "REBUILD_COMMAND",
+    "build_is_current",
     "extension_path",
     "load",
     "pure_forced",

@@ -20,9 +20,10 @@ Observers (:meth:`BibliosGame.make_py_observer`) are built from what the Petting
 * the **observation** of a seat is the PettingZoo observation (tensor, with the same pieces and
   names as ``biblios_env.observations.PIECES``) and the table as the seat sees it (string);
 * the **information state** (``perfect_recall=True``) adds to the string every past event as
-  the seat saw it (the seat's own draws, the public moves, the cards a penalty showed it), so
-  two histories the seat cannot tell apart give the same string. Its tensor is the observation
-  tensor, which holds the current knowledge but not the order of past events.
+  the seat saw it (the seat's own draws, the public moves, who gave a penalty card to whom and,
+  if the seat was one of the two, which card), so two histories the seat cannot tell apart give
+  the same string. Its tensor is the observation tensor, which holds the current knowledge but
+  not the order of past events.
 
 Both are computed from the seat's view alone (:mod:`biblios_env.engine.visibility`).
 :meth:`BibliosState.resample_from_infostate` draws a state the seat cannot tell from this one
@@ -44,7 +45,8 @@ from biblios_env.engine.facts import REWARD_BOUNDS, ZERO_SUM, game_info
 from biblios_env.engine.flow import CHANCE_DRAW, CHANCE_KINDS, CHANCE_PENALTY_PICK, CHANCE_REVEAL, DECISION_PAY
 from biblios_env.engine.scoring import REWARDS, rewards
 from biblios_env.engine.setup import PLAYER_COUNTS
-from biblios_env.engine.visibility import payment_face_up, penalty_card_seen, placement_face_up
+from biblios_env.engine.state import NO_CARD, State
+from biblios_env.engine.visibility import payment_face_up, placement_face_up
 from biblios_env.observations import OBSERVATION_SIZE, SLICES, encode_state
 from biblios_env.text import table_text
 
@@ -159,8 +161,15 @@ class BibliosState(pyspiel.State):
         return self.game_.chance_outcomes()
 
     def _apply_action(self, action: int) -> None:
-        events = {seat: event_seen(self.game_, action, seat) for seat in self.seen}
-        self.game_.apply(action)  # raises IllegalActionError before anything is recorded
+        game = self.game_
+        if game.is_chance_node and game.state.chance_kind == CHANCE_PENALTY_PICK:
+            giver = game.state.high_bidder  # the bidding reopens after the last card: read it first
+            game.apply(action)  # raises IllegalActionError before anything is recorded
+            for seat, seen in self.seen.items():
+                seen.append(penalty_seen(game.state, giver, seat))
+            return
+        events = {seat: event_seen(game, action, seat) for seat in self.seen}
+        game.apply(action)  # raises IllegalActionError before anything is recorded
         for seat, event in events.items():
             self.seen[seat].append(event)
 
@@ -196,7 +205,8 @@ class BibliosState(pyspiel.State):
 
 
 def event_seen(game: Game, action: int, seat: int) -> str:
-    """How ``seat`` sees ``action`` about to be applied to ``game`` (``PUBLIC``: what everyone sees)."""
+    """How ``seat`` sees ``action`` about to be applied to ``game`` (``PUBLIC``: what everyone sees);
+    a penalty's card is :func:`penalty_seen`, once applied."""
     state = game.state
     if game.is_chance_node:
         kind = state.chance_kind
@@ -204,11 +214,6 @@ def event_seen(game: Game, action: int, seat: int) -> str:
             return f"revealed {action}"
         if kind == CHANCE_DRAW:
             return f"drew {action if seat == state.active_player else '?'}"
-        if kind == CHANCE_PENALTY_PICK:
-            giver = state.high_bidder
-            receiver = (giver + len(state.chance[-1][1]) + 1) % state.num_players
-            seen = seat == giver if state.bluffs else penalty_card_seen(seat, giver, receiver)
-            return f"penalty card {action if seen else '?'}"
         return CHANCE_KINDS[kind]  # a removal: nobody sees it
     actor = state.current_player
     if actor == seat:
@@ -219,6 +224,29 @@ def event_seen(game: Game, action: int, seat: int) -> str:
     if state.decision == DECISION_PAY and not payment_face_up(state.auction_card):  # a face-down payment card
         return f"p{actor} paid"
     return f"p{actor} {action}"
+
+
+def penalty_seen(state: State, giver: int, seat: int) -> str:
+    """How ``seat`` saw the card a penalty just took from ``giver`` (``PUBLIC``: what everyone saw).
+
+    Read from the engine's own records of the move, the ones the seat's view is built from, rather
+    than worked out again here: who took the card and whether the seat saw it follow the engine's
+    rules by construction (RULES §5, §7). Who defaulted and who received the card are public; which
+    card moved only the giver and the receiver know (with "medieval bluffs", only the giver).
+    """
+    if state.bluffs:
+        card = state.private_discard[giver][-1] if seat == giver else NO_CARD
+        return f"p{giver} discarded {_card_seen(card)} face down"
+    if seat == PUBLIC:
+        giver, receiver, _ = state.penalty_moves[-1]
+        return f"p{giver} gave ? to p{receiver}"
+    relative_giver, relative_receiver, card = state.penalty_views[seat][-1]
+    n = state.num_players
+    return f"p{(seat + relative_giver) % n} gave {_card_seen(card)} to p{(seat + relative_receiver) % n}"
+
+
+def _card_seen(card: int) -> str:
+    return "?" if card == NO_CARD else str(card)
 
 
 class BibliosObserver:

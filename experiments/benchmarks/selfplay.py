@@ -25,7 +25,8 @@ from typing import Any
 
 from experiments.common.cli import HelpFormatter, at_least, invocation_note, program_name
 from experiments.training import selfplay
-from experiments.training.selfplay import Args, StopRequest
+from experiments.training.selfplay import Args
+from experiments.training.stopping import StopRequest
 
 #: The configurations: (pipeline, torch threads per side).
 CONFIGURATIONS = {"pipeline-1": (True, 1), "pipeline-2": (True, 2), "serial-1": (False, 1), "serial-2": (False, 2)}

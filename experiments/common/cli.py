@@ -29,6 +29,7 @@ from experiments.common.parallel import BACKENDS, LOCAL
 CONSOLE_SCRIPTS: Final = {
     "experiments.play": "biblios-play",
     "experiments.replay": "biblios-replay",
+    "experiments.serve": "biblios-serve",
     "experiments.tournament": "biblios-tournament",
     "experiments.train_network": "biblios-train",
     "experiments.train_selfplay": "biblios-train-selfplay",

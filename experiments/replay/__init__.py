@@ -20,7 +20,8 @@ page.
 One module per job: ``timeline`` (the log read and checked, replayed step by step with the
 narration of :mod:`experiments.table.narration`), ``scenes`` (what each perspective shows at a
 step), ``page_data`` (every step as the page's JSON), ``page`` (the HTML file, with
-``page.html``, ``page.css`` and ``page.js``), ``terminal`` (the terminal stepper) and ``cli``.
+``page.html``, ``board.html``, ``page.css``, ``table.js``, the table's drawing that the play page
+of :mod:`experiments.serve` shares, and ``page.js``), ``terminal`` (the terminal stepper) and ``cli``.
 """
 
 from __future__ import annotations

@@ -72,5 +72,9 @@ def main(
         return 0
     terminal = console if console is not None else Console(no_color=args.no_color, highlight=False)
     read = input_function or (lambda prompt: terminal.input(Text(prompt, style="bold cyan")))
-    TerminalReplay(saved, args.seat, console=terminal, input_function=read).run()
+    try:
+        TerminalReplay(saved, args.seat, console=terminal, input_function=read).run()
+    except KeyboardInterrupt:
+        terminal.print("\nReplay stopped.")
+        return 130
     return 0

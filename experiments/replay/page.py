@@ -1,7 +1,9 @@
-"""The replay page as one self-contained HTML file: the template ``page.html`` with the style
-``page.css``, the script ``page.js`` and the game's data (:mod:`experiments.replay.page_data`)
-written inside it. Nothing is fetched when the page opens (its content security policy forbids
-it too), so it works from disk, offline, in any browser.
+"""The replay page as one self-contained HTML file: the template ``page.html`` with the board
+``board.html``, the style ``page.css``, the scripts ``table.js`` (the table's drawing) and
+``page.js`` (the timeline) and the game's data (:mod:`experiments.replay.page_data`) written inside
+it. Nothing is fetched when the page opens (its content security policy forbids it too), so it
+works from disk, offline, in any browser. The play page (:mod:`experiments.serve`) draws its table
+with the same board, style and ``table.js`` (:func:`package_text`).
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ from experiments.replay.page_data import page_data
 from experiments.replay.timeline import SavedGame, read_saved_game
 
 #: Where the template takes each inlined part: ``<!-- replay:NAME -->``.
-_SLOT: Final = re.compile(r"<!-- replay:(style|script|data) -->")
+_SLOT: Final = re.compile(r"<!-- replay:(style|script|data|board) -->")
 #: Characters that could end the data's ``<script>`` element or open a comment in it, written as
 #: JSON escapes (``</script>`` in an agent's label stays text).
 _UNSAFE_IN_SCRIPT: Final = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 
 
-def _package_text(name: str) -> str:
+def package_text(name: str) -> str:
+    """A file of this package's page: ``board.html``, ``page.css``, ``table.js``, ..."""
     return resources.files("experiments.replay").joinpath(name).read_text(encoding="utf-8")
 
 
@@ -38,8 +41,13 @@ def page_html(saved: SavedGame, *, open_seat: int | None = None) -> str:
         raise ValueError(f"open_seat must be a seat of this {saved.num_players}-player game, got {open_seat}")
     data = page_data(saved)
     data["openView"] = 0 if open_seat is None else open_seat + 1
-    parts = {"style": _package_text("page.css"), "script": _package_text("page.js"), "data": data_json(data)}
-    return _SLOT.sub(lambda match: parts[match.group(1)], _package_text("page.html"))
+    parts = {
+        "style": package_text("page.css"),
+        "script": package_text("table.js") + package_text("page.js"),
+        "data": data_json(data),
+        "board": package_text("board.html"),
+    }
+    return _SLOT.sub(lambda match: parts[match.group(1)], package_text("page.html"))
 
 
 def write_page(log_path: str | Path, out_path: str | Path, *, open_seat: int | None = None) -> Path:

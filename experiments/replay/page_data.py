@@ -85,7 +85,7 @@ def page_data(saved: SavedGame) -> dict[str, Any]:
     steps: list[dict[str, Any]] = []
     marks: list[dict[str, Any]] = [{"step": 0, "kind": "phase", "label": START_LABEL}]
     score: dict[str, Any] | None = None
-    bidding = _Bidding()
+    bidding = Bidding()
     for step, state in walk(saved, viewers):
         views = [table_scene(state), *(seat_scene(player_view(state, seat)) for seat in range(n))]
         steps.append(
@@ -94,22 +94,19 @@ def page_data(saved: SavedGame) -> dict[str, Any]:
                 "seat": step.seat,
                 "forced": step.forced,
                 "scenes": [scenes.index(_packed(scene, pieces)) for scene in views],
-                "lines": [narrations.index([_line_data(line) for line in step.lines[viewer]]) for viewer in viewers],
+                "lines": [narrations.index([line_data(line) for line in step.lines[viewer]]) for viewer in viewers],
                 "bids": bidding.after(step.action, step.seat, state.auction_card),
             }
         )
-        marks += [_mark(step.number, line) for line in step.lines[None] if line.heading]
+        marks += [mark(step.number, line) for line in step.lines[None] if line.heading]
         if state.phase == Phase.END:
-            score = _score(state)
+            score = final_score(state)
             marks.append({"step": step.number, "kind": "phase", "label": SCORE_LABEL})
     return {
         "title": _title(saved),
         "source": saved.path.name,
         "names": [saved.seat_name(seat) for seat in range(n)],
-        "cards": [_card_data(card) for card in range(NUM_CARDS)],
-        "categories": list(CATEGORY_NAMES),
-        "colours": _colours(),
-        "phases": list(PHASE_TITLES),
+        **table_data(),
         "perspectives": ["Whole table", *(saved.seat_name(seat) for seat in range(n))],
         "steps": steps,
         "sceneFields": list(SCENE_FIELDS),
@@ -135,7 +132,18 @@ def _packed(scene: Scene, pieces: _Interned) -> list[Any]:
     ]
 
 
-class _Bidding:
+def table_data() -> dict[str, Any]:
+    """What drawing the table needs besides a scene, the same in every game: ``cards``,
+    ``categories``, ``colours`` and ``phases`` (the play page of :mod:`experiments.serve` sends them too)."""
+    return {
+        "cards": [_card_data(card) for card in range(NUM_CARDS)],
+        "categories": list(CATEGORY_NAMES),
+        "colours": _colours(),
+        "phases": list(PHASE_TITLES),
+    }
+
+
+class Bidding:
     """The bids and passes on the card under auction so far, in order (public, RULES §7): what
     each seat knew when it bid. A new card, or a re-auction after a penalty, starts afresh."""
 
@@ -178,7 +186,7 @@ def _title(saved: SavedGame) -> str:
     return " · ".join(options)
 
 
-def _mark(step: int, line: Line) -> dict[str, Any]:
+def mark(step: int, line: Line) -> dict[str, Any]:
     """A landmark, labelled by its heading without the cards it names: the timeline is the same in
     every perspective, and an auction's card is face down in the auction pile until then."""
     text = "".join(part if isinstance(part, str) else "a card" for part in line.parts)
@@ -197,7 +205,7 @@ def _part_data(part: Part) -> Any:
     return part
 
 
-def _line_data(line: Line) -> dict[str, Any]:
+def line_data(line: Line) -> dict[str, Any]:
     """A line as JSON; its adjacent text parts joined into one."""
     parts: list[Any] = []
     for part in map(_part_data, line.parts):
@@ -243,7 +251,7 @@ def _colours() -> dict[str, Any]:
     }
 
 
-def _score(state: State) -> dict[str, Any]:
+def final_score(state: State) -> dict[str, Any]:
     """The final score (RULES §6): per seat its category totals and best letters, VP, gold and
     hand; the category winners; the winners. The hands are scored openly, so every perspective
     shows it."""

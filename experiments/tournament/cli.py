@@ -23,6 +23,7 @@ from experiments.common.cli import (
     seed_value,
 )
 from experiments.common.match import AgentSpecError, describe_agent, parse_agent_spec, registry
+from experiments.common.parallel import WorkerCrashedError
 from experiments.tournament.games import GameFailedError
 from experiments.tournament.report import format_summary, write_results
 from experiments.tournament.run_folder import GAMES_FILE, REPLAYS_FOLDER, replay_folder
@@ -208,6 +209,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except ValueError as error:  # RunFolderError included
         print(f"error: {error}", file=sys.stderr)
+        return 1
+    except WorkerCrashedError as error:  # the finished games are saved; the crashed batch plays again on resume
+        print(f"error: {error}\nThe finished games are saved: --resume {out} plays the rest.", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         repeat = (

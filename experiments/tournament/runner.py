@@ -66,10 +66,15 @@ class LogPlan:
         write_page(saved_log, page)
 
 
-def _play_or_fail(task: GameTask, config: TournamentConfig, logs: LogPlan) -> GameRecord | GameFailure:
+def _play_or_fail(
+    task: GameTask, config: TournamentConfig, logs: LogPlan, errors: dict[int, AgentError] | None = None
+) -> GameRecord | GameFailure:
+    """The game's record, or its failure (whose exception goes into ``errors``, in this process)."""
     try:
         return run_game(task, config, logs.log_dir(task.index))
     except AgentError as error:
+        if errors is not None:
+            errors[task.index] = error
         return GameFailure.of(task, config, error)
 
 
@@ -81,22 +86,7 @@ def _is_failure(outcome: GameRecord | GameFailure) -> bool:
 Record = Callable[[GameRecord | GameFailure], None]
 
 
-def _play_here(
-    tasks: Sequence[GameTask], config: TournamentConfig, logs: LogPlan, keep_going: bool, record: Record
-) -> None:
-    """Play in this process; the first failure stops the run unless ``keep_going`` (raised from the
-    agent's own exception, so its full traceback is shown)."""
-    for task in tasks:
-        try:
-            record(run_game(task, config, logs.log_dir(task.index)))
-        except AgentError as error:
-            failure = GameFailure.of(task, config, error)
-            record(failure)
-            if not keep_going:
-                raise GameFailedError(failure) from error  # keeps the agent's traceback
-
-
-def _play_on_runner(
+def _play(
     tasks: Sequence[GameTask],
     config: TournamentConfig,
     logs: LogPlan,
@@ -104,9 +94,13 @@ def _play_on_runner(
     record: Record,
     runner: Runner,
 ) -> None:
-    """Play on the runner's workers, recording games as their batches return. A failure (without
-    ``keep_going``) or Ctrl-C stops the workers after their current game, keeping what they finished."""
+    """Play on the runner, recording games as their batches return (one game a batch in this
+    process). A failure (without ``keep_going``) or Ctrl-C stops the run once the games in
+    progress are finished and recorded. Played in this process, the failure is raised from the
+    agent's own exception, so that its full traceback is shown."""
     first_failure: list[GameFailure] = []
+    errors: dict[int, AgentError] = {}  # in this process, without keep_going: the failed game's exception
+    keep_errors = runner.in_process and not keep_going
 
     def record_batch(_index: int, outcomes: list[GameRecord | GameFailure]) -> None:
         for outcome in outcomes:
@@ -114,17 +108,17 @@ def _play_on_runner(
             if isinstance(outcome, GameFailure) and not first_failure:
                 first_failure.append(outcome)
 
-    # Small batches balance the load and keep the progress bar moving.
-    size = max(1, min(16, len(tasks) // (runner.workers * 8)))
+    # One game a batch in this process; on workers, small batches balance the load.
+    size = 1 if runner.in_process else max(1, min(16, len(tasks) // (runner.workers * 8)))
     runner.run(
-        partial(_play_or_fail, config=config, logs=logs),
+        partial(_play_or_fail, config=config, logs=logs, errors=errors if keep_errors else None),
         batches_of(tasks, size),
         record_batch,
         stops_run=None if keep_going else _is_failure,
         describe=lambda task: f"game {task.index} (deal {task.deal}, seed {task.seed})",
     )
     if first_failure and not keep_going:
-        raise GameFailedError(first_failure[0])
+        raise GameFailedError(first_failure[0]) from errors.get(first_failure[0].index)
 
 
 @dataclass
@@ -255,10 +249,7 @@ def run_tournament(
         bar.update()
 
     try:
-        if runner.in_process:
-            _play_here(to_play, config, logs, keep_going, record)
-        else:
-            _play_on_runner(to_play, config, logs, keep_going, record, runner)
+        _play(to_play, config, logs, keep_going, record, runner)
     finally:
         runner.close()
         bar.close()

@@ -16,17 +16,19 @@ The recipe (``agents/policies/README.md`` records what was tried and measured):
    generate training data), written to ``eval.csv`` and drawn in ``strength.png``;
    ``best_network.npz`` is the iteration with the best mean win share against ``value``.
 
-Runs are safe to interrupt: the run folder (``--out``) keeps the config, every iteration's
-network and data, and the evaluation rows; ``--resume`` continues where the run stopped (an
-interrupted iteration is played again from its start; finished ones are kept) and may raise
-``--iterations`` to go on, so a long recipe can run as several resumed chunks. Every seed is
-derived from ``--seed``, so a resumed run ends with the same networks as an uninterrupted one.
-Progress bars show games and training steps.
+Runs are safe to interrupt (Ctrl-C or SIGTERM print the line that resumes): the run folder
+(``--out``) keeps the config, every iteration's network and data, and the evaluation rows;
+``--resume RUN_DIR`` continues where the run stopped (an interrupted phase is played again from
+its start; finished ones are kept) and may raise ``--iterations`` to go on, so a long recipe can
+run as several resumed chunks. Every seed is derived from ``--seed``, so a resumed run ends with
+the same networks as an uninterrupted one. The plan is printed first; progress bars with ETAs
+show games and training steps.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
 from collections.abc import Sequence
@@ -55,7 +57,8 @@ from experiments.common.parallel import LOCAL, Runner
 from experiments.training import evaluation
 from experiments.training.evaluation import EVAL_COLUMNS, EVAL_SEED
 from experiments.training.networks import FitReport, Samples, TorchNetwork, fit, from_numpy, to_numpy
-from experiments.training.runs import append_rows, read_rows, write_json
+from experiments.training.runs import append_rows, read_rows, refuse_new_settings, settings_from_json, write_json
+from experiments.training.stopping import StopRequest, resume_line, stopped_at_once
 from experiments.training.teacher_games import SelfPlayConfig, generate
 
 MODULE: Final = "experiments.train_network"
@@ -64,6 +67,8 @@ STATE_FILE: Final = "state.json"
 EVAL_FILE: Final = "eval.csv"
 #: ``eval.csv``: the iteration, then the evaluation's columns.
 ITERATION_EVAL_COLUMNS: Final = ("iteration", *EVAL_COLUMNS)
+#: The settings ``--resume`` may change: how long the run goes on, and where and how its games run.
+RESUMABLE: Final = ("iterations", "workers", "backend", "ray_address", "progress")
 
 
 @dataclass
@@ -132,6 +137,7 @@ class RunState:
     """What is finished (``state.json``)."""
 
     completed: int = -1  # the last finished iteration (0 = bootstrap)
+    played: int = -1  # the last iteration whose games are saved
     seconds: float = 0.0
     reports: list[dict[str, Any]] = field(default_factory=list)
 
@@ -293,44 +299,93 @@ def best_iteration(out: Path) -> int:
 
 
 def prepare_run(config: ExpertIterationConfig, resume: bool) -> tuple[Path, RunState]:
-    """Create the run folder, or check that ``--resume`` continues a run with the same config."""
+    """Create the run folder (refused if it holds a run), or read the state of the run that
+    ``--resume`` continues (its settings are :func:`resumed_config`'s)."""
     out = Path(config.out)
     config_file, state_file = out / CONFIG_FILE, out / STATE_FILE
-    wanted = {**config.to_json(), "layout": LAYOUT_FINGERPRINT}
     if resume:
-        if not config_file.exists():
-            raise RunFolderError(f"--resume: {out} holds no run ({CONFIG_FILE} is missing)")
-        recorded = json.loads(config_file.read_text())
-        recorded = {key: (tuple(value) if isinstance(value, list) else value) for key, value in recorded.items()}
-        wanted_cmp = {key: (tuple(value) if isinstance(value, list) else value) for key, value in wanted.items()}
-        keys = (set(recorded) | set(wanted_cmp)) - {"iterations"}  # a resumed run may go on for more iterations
-        different = sorted(key for key in keys if recorded.get(key) != wanted_cmp.get(key))
-        if different:
-            raise RunFolderError(f"--resume: the run in {out} was started with other settings: {', '.join(different)}")
         state = RunState(**json.loads(state_file.read_text())) if state_file.exists() else RunState()
-        write_json(config_file, wanted)
+        write_json(config_file, {**config.to_json(), "layout": LAYOUT_FINGERPRINT})  # --iterations may have grown
         return out, state
     if config_file.exists():
-        raise RunFolderError(f"{out} already holds a run: pass --resume to continue it, or choose another --out")
+        raise RunFolderError(f"{out} already holds a run: continue it with --resume {out}, or choose another --out")
     out.mkdir(parents=True, exist_ok=True)
-    write_json(config_file, wanted)
+    write_json(config_file, {**config.to_json(), "layout": LAYOUT_FINGERPRINT})
     return out, RunState()
 
 
+def resumed_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> ExpertIterationConfig:
+    """The settings of the run in ``--resume RUN_DIR`` (its ``config.json``); only
+    ``--iterations`` (to go on) and where the games run may be given anew."""
+    folder: Path = args.resume
+    refuse_new_settings(args, parser, *RESUMABLE)
+    source = folder / CONFIG_FILE
+    if not source.is_file():
+        parser.error(f"--resume {folder}: no run of {MODULE} there ({source} is missing)")
+    recorded = json.loads(source.read_text())
+    if recorded.pop("layout", None) != LAYOUT_FINGERPRINT:
+        parser.error(f"--resume {folder}: the run was trained on another observation/action layout")
+    given = {key: getattr(args, key) for key in RESUMABLE}
+    if args.iterations == parser.get_default("iterations"):
+        given["iterations"] = recorded["iterations"]
+    try:
+        config: ExpertIterationConfig = settings_from_json(ExpertIterationConfig, {**recorded, **given}, source)
+    except RunFolderError as error:
+        parser.error(f"--resume {folder}: {error}")
+    return dataclasses.replace(config, out=str(folder))
+
+
 def run(config: ExpertIterationConfig, resume: bool = False) -> Path:
-    """Run (or continue) the recipe; returns the run folder."""
-    out, state = prepare_run(config, resume)
-    with Runner(config.backend, config.workers, config.ray_address) as runner:  # one Ray session for the run
-        for iteration in range(state.completed + 1, config.iterations + 1):
-            _iteration(config, out, state, iteration, runner)
+    """Run (or continue) the recipe; returns the run folder. Ctrl-C or SIGTERM stops it at once:
+    every finished phase (an iteration's games, its network, its evaluation) is on disk, and the
+    resumed run plays the interrupted phase again from its start."""
+    with StopRequest(at_once=True):  # from the start: once the run folder exists, a stop resumes
+        out, state = prepare_run(config, resume)
+        try:
+            print_plan(config, state)
+            with Runner(config.backend, config.workers, config.ray_address) as runner:
+                for iteration in range(state.completed + 1, config.iterations + 1):
+                    _iteration(config, out, state, iteration, runner)
+        except KeyboardInterrupt:
+            done = "nothing finished yet" if state.completed < 0 else f"iteration {state.completed} finished"
+            print(resume_line(MODULE, out, done), flush=True)
+            raise RunStoppedError from None
     return out
+
+
+class RunStoppedError(Exception):
+    """The run stopped on a signal (its resume line printed)."""
+
+
+def print_plan(config: ExpertIterationConfig, state: RunState) -> None:
+    """What the run will do, phase by phase, before it starts (each phase has a progress bar
+    whose ETA is the estimate of its duration)."""
+    counts = "/".join(map(str, config.players))
+    phases = []
+    if state.completed < 0:
+        phases.append(
+            f"bootstrap: {config.bootstrap_games:,} games per player count ({counts}) of {config.bootstrap_teacher}, "
+            f"then {config.bootstrap_epochs} epochs of training"
+        )
+    todo = config.iterations - max(state.completed, 0)
+    if todo > 0:
+        phases.append(
+            f"{todo} expert iteration(s): {config.games:,} games per player count labelled by {config.teacher}, "
+            f"then {config.epochs} epochs over all data so far"
+        )
+    evaluations = len(config.players) * len(config.eval_opponents)
+    phases.append(f"after each: {evaluations} evaluation tables of {config.eval_deals} duplicate deals")
+    print("plan: " + "; ".join(phases), flush=True)
 
 
 def _iteration(config: ExpertIterationConfig, out: Path, state: RunState, iteration: int, runner: Runner) -> None:
     """Play, train and evaluate one iteration, then record it as finished."""
     start = time.perf_counter()
     previous = None if iteration == 0 else network_path(out, iteration - 1)
-    play_iteration(config, out, iteration, previous, runner)
+    if state.played < iteration:  # a resumed run keeps the games of an iteration stopped while training
+        play_iteration(config, out, iteration, previous, runner)
+        state.played = iteration
+        write_json(out / STATE_FILE, asdict(state))
     report = train_iteration(config, out, iteration, previous)
     rows = evaluate(config, out, iteration)
     append_rows(out / EVAL_FILE, ITERATION_EVAL_COLUMNS, rows)
@@ -356,7 +411,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     settings = [setting.name for setting in fields(ExpertIterationConfig) if setting.name != "progress"]
     add_config_arguments(parser, ExpertIterationConfig, settings)
-    parser.add_argument("--resume", action="store_true", help="continue the run in --out where it stopped")
+    parser.add_argument(
+        "--resume", type=Path, metavar="RUN_DIR",
+        help="continue the run in RUN_DIR where it stopped, with its own settings (--iterations may be raised)",
+    )  # fmt: skip
     add_config_arguments(parser, ExpertIterationConfig, ["progress"])
     return parser
 
@@ -365,13 +423,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     check_backend_arguments(args, parser)
-    values = vars(args)
-    resume = values.pop("resume")
-    config = ExpertIterationConfig(**{**values, "players": tuple(args.players), "hidden": tuple(args.hidden),
-                                      "eval_opponents": tuple(args.eval_opponents)})  # fmt: skip
+    resume = args.resume is not None
+    if resume:
+        config = resumed_config(args, parser)
+    else:
+        values = {key: value for key, value in vars(args).items() if key != "resume"}
+        config = ExpertIterationConfig(**{**values, "players": tuple(args.players), "hidden": tuple(args.hidden),
+                                          "eval_opponents": tuple(args.eval_opponents)})  # fmt: skip
     try:
         out = run(config, resume=resume)
     except RunFolderError as error:
         parser.error(str(error))
+    except RunStoppedError:
+        return 0
+    except KeyboardInterrupt:  # while starting, before the first phase
+        return stopped_at_once(MODULE, config.out, (Path(config.out) / STATE_FILE).is_file())
     print(f"best network: {out / 'best_network.npz'}; evaluations: {out / EVAL_FILE}; plot: {out / 'strength.png'}")
     return 0

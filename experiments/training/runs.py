@@ -1,11 +1,15 @@
-"""What every trainer's run folder shares: a default name, CSV logs appended row by row (and
-trimmed back when a run resumes from an earlier checkpoint), and files written whole."""
+"""What every trainer's run folder shares: a default name, the settings recorded and read back for
+``--resume``, CSV logs appended row by row (and trimmed back when a run resumes from an earlier
+checkpoint), and files written whole."""
 
 from __future__ import annotations
 
+import argparse
 import csv
+import dataclasses
 import json
 import os
+import typing
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -15,6 +19,51 @@ from typing import Any
 def default_out(kind: str) -> Path:
     """A fresh run folder named after the command and the moment the run starts: ``runs/<kind>-<date>-<time>``."""
     return Path("runs") / datetime.now().strftime(f"{kind}-%Y%m%d-%H%M%S")
+
+
+def settings_json(config: Any) -> dict[str, Any]:
+    """A settings dataclass as JSON: paths as text, tuples as lists."""
+    return {
+        key: str(value) if isinstance(value, Path) else list(value) if isinstance(value, tuple) else value
+        for key, value in dataclasses.asdict(config).items()
+    }
+
+
+def settings_from_json(config_class: type[Any], data: dict[str, Any], source: Path) -> Any:
+    """The settings dataclass ``config_class`` recorded as ``data`` by :func:`settings_json` (in
+    the file ``source``): lists back to tuples, text back to paths; an unknown or missing setting
+    is a RunFolderError naming it."""
+    from experiments.common.errors import RunFolderError
+
+    hints = typing.get_type_hints(config_class)
+    unknown = sorted(set(data) - set(hints))
+    if unknown:
+        raise RunFolderError(f"{source} has settings {config_class.__name__} does not know: {', '.join(unknown)}")
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        hint = hints[key]
+        if value is not None and (hint is Path or Path in typing.get_args(hint)):
+            value = Path(value)
+        elif isinstance(value, list):
+            value = tuple(value)
+        values[key] = value
+    try:
+        return config_class(**values)
+    except TypeError as error:
+        raise RunFolderError(f"{source}: not the settings of a {config_class.__name__} run ({error})") from None
+
+
+def refuse_new_settings(namespace: argparse.Namespace, parser: argparse.ArgumentParser, *allowed: str) -> None:
+    """A ``--resume`` continues a run with its own settings: exit with a usage error naming the
+    first option set to another value than its default, unless it is one of ``allowed`` (the
+    settings a resumed run may change, e.g. how long it trains) or ``--resume`` itself."""
+    for key, value in vars(namespace).items():
+        if key not in {"resume", *allowed} and value != parser.get_default(key):
+            permitted = ", ".join("--" + name.replace("_", "-") for name in allowed) or "no option"
+            parser.error(
+                f"--resume continues the run with its own settings; only {permitted} may be given, "
+                f"not --{key.replace('_', '-')}"
+            )
 
 
 def append_rows(path: Path, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> None:
@@ -57,4 +106,13 @@ def write_json(path: Path, data: Any) -> None:
     os.replace(temporary, path)
 
 
-__all__ = ["append_rows", "default_out", "keep_rows", "read_rows", "write_json"]
+__all__ = [
+    "append_rows",
+    "default_out",
+    "keep_rows",
+    "read_rows",
+    "refuse_new_settings",
+    "settings_from_json",
+    "settings_json",
+    "write_json",
+]  # fmt: skip

@@ -27,14 +27,12 @@ import copy
 import dataclasses
 import json
 import os
-import signal
 import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 from typing import Any, Final
 
 import numpy as np
@@ -51,8 +49,19 @@ from experiments.common.errors import CheckpointError, RunFolderError
 from experiments.common.match import AgentSpec, AgentSpecError, build_agent, parse_agent_spec
 from experiments.training import evaluation
 from experiments.training.evaluation import EVAL_COLUMNS, plot_learning_curve
-from experiments.training.runs import append_rows, default_out, read_rows, write_json
+from experiments.training.runs import (
+    append_rows,
+    default_out,
+    read_rows,
+    refuse_new_settings,
+    settings_from_json,
+    settings_json,
+    write_json,
+)
+from experiments.training.stopping import StopRequest, resume_line, stopped_at_once
 
+#: The command that trains: the resume line and the exported networks name it.
+MODULE: Final = "experiments.train_selfplay"
 CHECKPOINT_FORMAT: Final = "biblios-selfplay-checkpoint"
 CHECKPOINT_VERSION: Final = 1
 #: ``--opponents`` names that are not agent specs: the learning network itself, and its snapshots.
@@ -136,24 +145,7 @@ class Args:
     plot: bool = field(default=False, metadata={"help": "write learning_curve.png at the end"})
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            key: str(value) if isinstance(value, Path) else list(value) if isinstance(value, tuple) else value
-            for key, value in dataclasses.asdict(self).items()
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Args:
-        types = {f.name: f.type for f in dataclasses.fields(cls)}
-        values: dict[str, Any] = {}
-        for key, value in data.items():
-            if key not in types:
-                raise ValueError(f"args.json has an unknown setting {key!r}")
-            if isinstance(value, list):
-                value = tuple(value)
-            if key in ("out", "init") and value is not None:
-                value = Path(value)
-            values[key] = value
-        return cls(**values)
+        return settings_json(self)
 
 
 # ----------------------------------------------------------------------------- the opponent pool
@@ -740,6 +732,7 @@ class Watch:
 
             self.writer = SummaryWriter(str(self.out / "tb"), purge_step=run.counters["decisions"] if resumed else None)
         self.last_line = time.perf_counter()
+        self.rate = 0.0  # decisions/s, averaged over the recent updates: the ETA's
 
     def progress(self, row: dict[str, Any]) -> None:
         append_rows(self.out / "progress.csv", PROGRESS_COLUMNS, [row])
@@ -748,12 +741,14 @@ class Watch:
                 self.writer.add_scalar(f"train/{key}", row[key], row["decisions"])
             for kind, share in self.run_shares().items():
                 self.writer.add_scalar(f"win_share/vs_{kind}", share, row["decisions"])
+        self.rate = row["decisions_per_s"] if not self.rate else 0.9 * self.rate + 0.1 * row["decisions_per_s"]
         now = time.perf_counter()
         if now - self.last_line >= self.run.args.log_seconds:
             self.last_line = now
             shares = " ".join(f"{kind} {share:.0%}" for kind, share in self.run_shares().items())
+            left = max(self.run.args.decisions - row["decisions"], 0) / max(self.rate, 1.0)
             print(
-                f"[{row['decisions']:>12,} decisions, {row['wall_seconds'] / 60:6.1f} min] "
+                f"[{row['decisions']:>12,} decisions, {row['wall_seconds'] / 60:6.1f} min, ETA {left / 60:,.0f} min] "
                 f"{row['decisions_per_s']:,.0f} dec/s {row['games_per_s']:,.0f} games/s | win share vs {shares} | "
                 f"policy {row['policy_loss']:+.3f} value {row['value_loss']:.3f} entropy {row['entropy']:.2f}",
                 flush=True,
@@ -783,7 +778,7 @@ def export(run: Run, path: Path) -> Path:
 
     metadata = {
         "players": [run.args.players],
-        "trained_by": "python -m experiments.train_selfplay",
+        "trained_by": f"python -m {MODULE}",
         "algo": run.args.algo,
         "decisions": run.counters["decisions"],
         "settings": run.args.to_json(),
@@ -814,30 +809,17 @@ def plot_curve(out: Path) -> Path | None:
 
 
 # ----------------------------------------------------------------------------- the main loop
-class StopRequest:
-    """SIGINT/SIGTERM ask the run to stop after the current update (a second one stops at once)."""
-
-    def __init__(self) -> None:
-        self.requested = False
-        self.previous: dict[int, Any] = {}
-
-    def after_update(self, run: Run) -> None:
-        """Called after every update (a subclass may ask to stop here)."""
-
-    def __enter__(self) -> StopRequest:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            self.previous[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def _handle(self, signum: int, frame: FrameType | None) -> None:
-        if self.requested:
-            raise KeyboardInterrupt
-        self.requested = True
-        print(f"\n{signal.Signals(signum).name}: finishing the current update, then saving", flush=True)
-
-    def __exit__(self, *exc: object) -> None:
-        for sig, handler in self.previous.items():
-            signal.signal(sig, handler)
+def plan(args: Args, done: int) -> str:
+    """What the run will do (the console line of each update adds the ETA)."""
+    evaluations = (
+        f"every {args.eval_every:,} decisions against {args.eval_opponent} ({args.eval_deals} duplicate deals)"
+        if args.eval_every
+        else "none"
+    )
+    return (
+        f"plan: {args.algo} to {args.decisions:,} network decisions (from {done:,}), {args.num_games} games of "
+        f"{args.players} players at once, opponents {' '.join(args.opponents)}; evaluations {evaluations}"
+    )
 
 
 def start(args: Args, resume: bool) -> Run:
@@ -871,6 +853,7 @@ def train(args: Args, resume: bool = False, stop: StopRequest | None = None) -> 
     ``stop`` replaces the Ctrl-C handler (a caller that stops the run itself, e.g. after some updates).
     """
     run = start(args, resume)
+    print(plan(args, int(run.counters["decisions"])), flush=True)
     watch = Watch(run, resume)
     counters = run.counters
     last_checkpoint = time.perf_counter()
@@ -904,11 +887,13 @@ def train(args: Args, resume: bool = False, stop: StopRequest | None = None) -> 
                 update(run, run.pending)
                 run.pending = None
                 run.sync_actor()
-            run.save(args.out / "checkpoint.pt")
             export(run, args.out / "policy.npz")
+            if not stop.requested and args.eval_every and counters["last_eval"] < counters["decisions"]:
+                watch.evaluation(evaluate(run, args.out / "policy.npz"))  # the curve ends at the final network
+                counters["last_eval"] = counters["decisions"]
+            run.save(args.out / "checkpoint.pt")
             if stop.requested:
-                print(f"stopped at {counters['decisions']:,} decisions; resume with: "
-                      f"python -m experiments.train_selfplay --resume {args.out}", flush=True)  # fmt: skip
+                print(resume_line(MODULE, args.out, f"{counters['decisions']:,} decisions"), flush=True)
     finally:
         watch.close()
     if args.plot:
@@ -939,9 +924,9 @@ def _after_update(
 # ----------------------------------------------------------------------------- the command line
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=program_name("experiments.train_selfplay"),
+        prog=program_name(MODULE),
         description=__doc__.splitlines()[0],
-        epilog=invocation_note("experiments.train_selfplay"),
+        epilog=invocation_note(MODULE),
         formatter_class=HelpFormatter,
     )
     parser.add_argument(
@@ -964,13 +949,10 @@ def args_from(namespace: argparse.Namespace, parser: argparse.ArgumentParser) ->
     settings = folder / "args.json"
     if not (folder / "checkpoint.pt").exists() or not settings.exists():
         parser.error(f"--resume {folder}: no run there (expected {settings} and {folder / 'checkpoint.pt'})")
-    recorded = Args.from_json(json.loads(settings.read_text()))
-    defaults = parser.parse_args([])
-    changed = [key for key in given if key != "decisions" and given[key] != getattr(defaults, key) and key != "out"]
-    if changed:
-        option = "--" + changed[0].replace("_", "-")
-        parser.error(f"--resume continues the run with its own settings; only --decisions may be given, not {option}")
-    decisions = given["decisions"] if given["decisions"] != defaults.decisions else recorded.decisions
+    recorded = settings_from_json(Args, json.loads(settings.read_text()), settings)
+    refuse_new_settings(namespace, parser, "decisions", "out")
+    given_decisions = namespace.decisions != parser.get_default("decisions")
+    decisions = namespace.decisions if given_decisions else recorded.decisions
     return dataclasses.replace(recorded, out=folder, decisions=decisions), True
 
 
@@ -984,6 +966,8 @@ def main(argv: list[str] | None = None) -> int:
     except (AgentSpecError, CheckpointError, RunFolderError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # while starting, or a second Ctrl-C
+        return stopped_at_once(MODULE, args.out, (args.out / "checkpoint.pt").is_file())
     print(f"{run.counters['decisions']:,} decisions in {run.counters['wall_seconds'] / 60:.1f} min; "
           f"network: {args.out / 'policy.npz'}", flush=True)  # fmt: skip
     return 0

@@ -314,6 +314,7 @@ def collect_demonstrations(
     seed: int,
     learner: NumpyNetwork | None = None,
     runner: Runner | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> dict[str, np.ndarray]:
     """Decisions labelled by ``teacher`` (an agent spec): observation (float16), mask, the teacher's
     action and the final reward of the deciding seat (the env's ``reward`` option).
@@ -323,7 +324,8 @@ def collect_demonstrations(
     masked policy against the teacher, and only the learner's decisions are kept, each labelled
     with what the teacher would have played there: the states the learner really reaches.
     The games are played on ``runner`` (default: in this process); the decisions come in game
-    order whatever the backend and the number of workers.
+    order whatever the backend and the number of workers; ``progress(n)`` after each batch of
+    ``n`` finished games.
     """
     rng = np.random.default_rng(seed)
     seeds = [
@@ -334,6 +336,7 @@ def collect_demonstrations(
         seeds,
         describe=lambda game: f"a {game[0]}-player game (seed {game[1]}, agents' seed {game[2]})",
         runner=runner,
+        progress=progress,
     )
     return {key: np.concatenate([part[key] for part in parts]) for key in DEMONSTRATION_KEYS}
 

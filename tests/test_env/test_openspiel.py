@@ -5,6 +5,9 @@ what a seat may see."""
 from __future__ import annotations
 
 import random
+import re
+from collections import Counter
+from typing import Final
 
 import numpy as np
 import pytest
@@ -19,6 +22,8 @@ from biblios_env.cards import GOLD_IDS_BY_VALUE, GOLD_VALUES  # noqa: E402
 from biblios_env.engine import Game  # noqa: E402
 from biblios_env.engine.flow import CHANCE_DRAW, CHANCE_PENALTY_PICK, CHANCE_REMOVAL, CHANCE_REVEAL  # noqa: E402
 from biblios_env.engine.setup import setup_rules  # noqa: E402
+from biblios_env.engine.state import NO_CARD, NO_SEAT, State  # noqa: E402
+from biblios_env.engine.views import PlayerView, player_view  # noqa: E402
 from biblios_env.openspiel import BibliosState  # noqa: E402
 from biblios_env.pettingzoo_env import raw_env  # noqa: E402
 from experiments.openspiel_cfr import checkpoints, load_mini, main, solve, tree_size  # noqa: E402
@@ -238,6 +243,157 @@ def test_a_planted_leak_in_the_information_state_is_caught(monkeypatch: pytest.M
     num_players, seed, options = leakage.CASES[0]
     with pytest.raises(AssertionError, match="keep swap"):
         leakage.test_removed_card_swapped_with_a_kept_card_is_invisible_to_the_others(num_players, seed, dict(options))
+
+
+# --------------------------------------------------------------------------- penalties at 3-4 players
+#: A penalty's card as a seat's information state records it: who gave it to whom (standard) or who
+#: discarded it face down (bluffs), and the card, or ``?`` when the seat did not see it.
+PENALTY_EVENT: Final = re.compile(r"p(\d) (?:gave (\d+|\?) to p(\d)|discarded (\d+|\?) face down)")
+PENALTY_CONFIGS: Final = [(players, penalty) for players in (3, 4) for penalty in ("standard", "bluffs")]
+
+
+def _seen_events(state: BibliosState, seat: int) -> list[str]:
+    """The seat's record of past events, read back from its information state string."""
+    return state.information_state_string(seat).split("\nseen: ", 1)[1].split(" | ")
+
+
+def _pick_as_seen(before: PlayerView, after: PlayerView) -> tuple[int, int, int]:
+    """``(giver, receiver, card)`` of the penalty pick between two views of one seat, as that view
+    records it (absolute seats; receiver -1 for a blind discard, card -1 when the seat did not see
+    it): the reference the information state must follow."""
+    n, seat = after.num_players, after.seat
+    if after.bluffs:
+        (giver,) = [k for k in range(n) if after.face_down_counts[k] == before.face_down_counts[k] + 1]
+        new = after.own_face_down_discard[len(before.own_face_down_discard) :]
+        return (seat + giver) % n, NO_SEAT, new[0] if new else NO_CARD
+    assert len(after.penalty_moves) == len(before.penalty_moves) + 1, "the view records one move per pick"
+    giver, receiver, card = after.penalty_moves[-1]
+    return (seat + giver) % n, (seat + receiver) % n, card
+
+
+def check_penalty_pick(state: BibliosState, before: list[PlayerView]) -> None:
+    """The event every seat's information state recorded for the penalty pick just applied names
+    the giver, the receiver and the card exactly as the seat's own view records them."""
+    engine = state.game_.state
+    for seat, seen_before in enumerate(before):
+        event = _seen_events(state, seat)[-1]
+        match = PENALTY_EVENT.fullmatch(event)
+        assert match, f"seat {seat}'s last event {event!r} is not a penalty pick's"
+        giver, given, receiver, discarded = match.groups()
+        card = given or discarded
+        named = (int(giver), NO_SEAT if receiver is None else int(receiver), NO_CARD if card == "?" else int(card))
+        expected = _pick_as_seen(seen_before, player_view(engine, seat))
+        assert named == expected, f"seat {seat}'s information state records {event!r}, its view {expected}"
+
+
+def _apply(state: BibliosState, action: int) -> list[PlayerView] | None:
+    """Apply ``action``; for a penalty pick, return every seat's view from before it."""
+    engine = state.game_.state
+    picking = state.is_chance_node() and engine.chance_kind == CHANCE_PENALTY_PICK
+    before = [player_view(engine, seat) for seat in range(engine.num_players)] if picking else None
+    state.apply_action(action)
+    return before
+
+
+def _act(state: BibliosState, choices: random.Random) -> int:
+    """A random outcome at a chance node; otherwise the leakage harness's thrifty play, with one
+    move in five uniformly random (bids beyond the bidder's gold, refusals: many penalties)."""
+    if state.is_chance_node():
+        return choices.choice(state.chance_outcomes())[0]
+    if choices.random() < 0.8:
+        return leakage.choose(choices, state.game_)
+    return choices.choice(state.legal_actions())
+
+
+def check_penalty_events(players: int, penalty: str, seeds: range) -> int:
+    """Play seeded random games; at every penalty pick, :func:`check_penalty_pick`. Returns the picks checked."""
+    game = load(players, penalty)
+    picks = 0
+    for seed in seeds:
+        state, choices = game.new_initial_state(), random.Random(seed)
+        while not state.is_terminal():
+            before = _apply(state, _act(state, choices))
+            if before is not None:
+                check_penalty_pick(state, before)
+                picks += 1
+    return picks
+
+
+@pytest.mark.parametrize(("players", "penalty"), PENALTY_CONFIGS)
+def test_the_information_state_names_each_penalty_card_as_the_seats_view_does(players: int, penalty: str) -> None:
+    """Who gave a penalty card to whom, and which card, only to the seats that saw it (RULES §7):
+    over seeded random games, each seat's record of each pick follows the engine's view of that seat."""
+    assert check_penalty_events(players, penalty, range(20)) > 300
+
+
+def play_penalty_pair(players: int, penalty: str, seed: int) -> Counter[str]:
+    """Two games given the same actions and random outcomes except the cards penalties take, each
+    drawn on its own. The engine's view is the reference: while a seat's views have been the same
+    in both games at every step, its information state (string, and every few steps tensor) must
+    be the same; once they have differed, its information state string must differ too (perfect
+    recall). Stops when an action is not legal in both games. Counts each case met."""
+    game = load(players, penalty)
+    first, second = game.new_initial_state(), game.new_initial_state()
+    choices = random.Random(seed)
+    told_apart = [False] * players
+    met: Counter[str] = Counter()
+    while not first.is_terminal():
+        action = _act(first, choices)
+        other = action
+        if first.is_chance_node() and first.game_.state.chance_kind == CHANCE_PENALTY_PICK:
+            other = _act(second, choices)
+            met["different picks"] += other != action
+        elif action not in second.legal_actions():
+            break
+        _apply(first, action)
+        _apply(second, other)
+        step = len(first.history())
+        for seat in range(players):
+            told_apart[seat] |= player_view(first.game_.state, seat) != player_view(second.game_.state, seat)
+            where = f"seed {seed}, step {step}, seat {seat}"
+            strings = first.information_state_string(seat), second.information_state_string(seat)
+            if told_apart[seat]:
+                assert strings[0] != strings[1], f"{where}: its views differed, its information states do not"
+                met["told apart"] += 1
+            else:
+                assert strings[0] == strings[1], f"{where}: its views are the same, its information states differ"
+                if step % 8 == 0:  # the tensor encodes the current view: checked now and then, like the table text
+                    tensors = first.information_state_tensor(seat), second.information_state_tensor(seat)
+                    assert tensors[0] == tensors[1], f"{where}: information state tensors differ"
+                met["same"] += 1
+    return met
+
+
+@pytest.mark.parametrize(("players", "penalty"), PENALTY_CONFIGS)
+def test_penalty_cards_a_seat_did_not_see_leave_its_information_state_unchanged(players: int, penalty: str) -> None:
+    """A seat that the engine's view cannot tell two penalty picks apart for has one information
+    state for both; a seat that saw which card moved (giver, receiver) has two."""
+    met = sum((play_penalty_pair(players, penalty, seed) for seed in range(4)), Counter[str]())
+    assert met["different picks"] >= 3 and met["same"] > 0 and met["told apart"] > 0, met
+
+
+def test_a_penalty_card_told_to_the_wrong_seat_or_to_every_seat_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Controls: an information state that names the seat to the receiver's left as the receiver
+    (and tells it the card), or that tells every seat the card, fails both the check against the
+    view and the pair comparison."""
+    import biblios_env.openspiel as spiel
+
+    def wrong_receiver(state: State, giver: int, seat: int) -> str:
+        _, receiver, card = state.penalty_moves[-1]
+        receiver = (receiver + 1) % state.num_players
+        return f"p{giver} gave {card if seat in (giver, receiver) else '?'} to p{receiver}"
+
+    def every_seat(state: State, giver: int, seat: int) -> str:
+        return honest(state, giver, giver)
+
+    honest = spiel.penalty_seen
+    for penalty, planted in (("standard", wrong_receiver), ("standard", every_seat), ("bluffs", every_seat)):
+        monkeypatch.setattr(spiel, "penalty_seen", planted)
+        with pytest.raises(AssertionError, match="information state records"):
+            check_penalty_events(3, penalty, range(1))
+        with pytest.raises(AssertionError, match="its views are the same, its information states differ"):
+            for seed in range(4):
+                play_penalty_pair(3, penalty, seed)
 
 
 # --------------------------------------------------------------------------- the mini preset: exact methods

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments import openspiel_cfr, play, replay, tournament, train_network, train_ppo, train_rllib
+from experiments import openspiel_cfr, play, replay, serve, tournament, train_network, train_ppo, train_rllib
 from experiments.benchmarks import engine as benchmark
 from experiments.benchmarks import instructions as instruction_count
 from experiments.common.cli import CONSOLE_SCRIPTS, HelpFormatter, add_config_arguments, invocation_note, program_name
@@ -30,6 +30,7 @@ PARSERS: dict[str, Callable[[], argparse.ArgumentParser]] = {
     "experiments.studies.openspiel_duel": openspiel_duel.build_parser,
     "experiments.play": play.build_parser,
     "experiments.replay": replay.build_parser,
+    "experiments.serve": serve.build_parser,
     "experiments.tournament": tournament.build_parser,
     "experiments.train_network": train_network.build_parser,
     "experiments.train_ppo": train_ppo.build_parser,
@@ -175,3 +176,44 @@ def test_the_pre_commit_hooks_run_the_commands_of_the_quality_gate() -> None:
         if line.strip().startswith(("ruff", "mypy"))
     ]
     assert entries == gate
+
+
+def _sigint_argv(module: str, folder: Path) -> list[str]:
+    """A run of the console script of ``module`` long enough to be interrupted mid-way."""
+    from replay_helpers import save_game
+
+    if module == "experiments.replay":  # steps through a game, waiting for Enter
+        return [str(save_game(folder / "game.json", ["value", "random"], 3)), "--no-color"]
+    return {
+        "experiments.play": ["--players", "2", "--seed", "1"],  # waits for the human's move
+        "experiments.serve": ["--port", "0"],  # serves until stopped
+        "experiments.tournament": ["--agents", "value", "value", "--deals", "400", "--workers", "1",
+                                   "--out", str(folder / "t")],
+        "experiments.train_network": ["--players", "2", "--iterations", "0", "--bootstrap-games", "400",
+                                      "--workers", "1", "--out", str(folder / "n")],
+        "experiments.train_selfplay": ["--players", "2", "--decisions", "100000000", "--num-games", "8",
+                                       "--rollout-steps", "8", "--hidden", "16", "--eval-every", "0",
+                                       "--out", str(folder / "s")],
+    }[module]  # fmt: skip
+
+
+@pytest.mark.parametrize("module", sorted(CONSOLE_SCRIPTS))
+def test_no_console_script_prints_a_traceback_on_sigint(module: str, tmp_path: Path) -> None:
+    """Ctrl-C in the middle of every console script's work ends it with a line of text, never a
+    traceback (a new console script needs its case in :func:`_sigint_argv`)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    command = [sys.executable, "-m", module, *_sigint_argv(module, tmp_path)]
+    process = subprocess.Popen(
+        command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None
+    process.stdout.readline()  # it has started its work
+    time.sleep(1.5)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=120)
+    assert "Traceback" not in stdout + stderr, stderr[-3000:]
+    assert process.returncode in (0, 1, 130), (process.returncode, stderr[-3000:])  # done, abandoned, interrupted

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import os
 import sys
+import time
+from contextlib import nullcontext
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -84,13 +87,61 @@ def test_a_stopping_result_ends_the_run(workers: int) -> None:
 
 
 def test_a_dead_local_worker_is_named_with_its_items() -> None:
-    with pytest.raises(WorkerCrashedError, match=r"batch 2: item 4; item 5"):
+    """Named with the item it died at and that item's batch, every time (never another batch in
+    flight), and the item it finished before in that batch is recorded."""
+    returned: dict[int, list[int]] = {}
+    with pytest.raises(WorkerCrashedError, match=r"\(exit code 3: .*\) while doing item 5 of batch 2: item 4; item 5;"):
         Runner(LOCAL, 2).run(
             partial(_die_at, doomed=5),
             batches_of(list(range(8)), 2),
-            lambda index, results: None,
+            returned.__setitem__,
             describe=lambda item: f"item {item}",
         )
+    assert returned[2] == [4]
+    for index, values in returned.items():  # the others: done, or stopped after their item in hand
+        assert values == [2 * index, 2 * index + 1][: len(values)]
+
+
+def _marked(item: int, folder: str) -> int:
+    """Work that leaves a file for each item it starts. A negative item returns once item 0 has
+    started on another worker (-1, a result that stops the run) or raises then (-2); every other
+    item takes a while: batches are in flight when the run stops."""
+    Path(folder, str(item)).touch()
+    if item >= 0:
+        time.sleep(0.3)
+        return item
+    deadline = time.monotonic() + 30
+    while not Path(folder, "0").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if item == -2:
+        raise ArithmeticError(f"item {item} is doomed")
+    return item
+
+
+def _check_every_item_started_is_recorded(runner: Runner, folder: Path, first: int) -> None:
+    """The batches in flight when the first item stops the run (-1) or raises (-2) are waited for
+    and recorded before the run returns or raises, not abandoned."""
+    items = [first, *range(10)]
+    returned: dict[int, list[int]] = {}
+    work = partial(_marked, folder=str(folder))
+    with pytest.raises(ArithmeticError, match="item -2 is doomed") if first == -2 else nullcontext():
+        runner.run(work, batches_of(items, 1), returned.__setitem__, stops_run=_negative)
+    started = sorted(int(path.name) for path in folder.iterdir())
+    assert sorted(value for values in returned.values() for value in values) == [n for n in started if n != -2]
+    assert first in started and 0 in started and len(started) < len(items)
+
+
+@pytest.mark.parametrize("first", [-1, -2], ids=["stop", "error"])
+def test_a_stop_or_an_error_records_every_item_started(tmp_path: Path, first: int) -> None:
+    _check_every_item_started_is_recorded(Runner(LOCAL, 2), tmp_path, first)
+
+
+def test_an_exception_of_the_work_is_raised_as_itself_with_its_traceback() -> None:
+    returned: dict[int, list[int]] = {}
+    with pytest.raises(ArithmeticError, match="item 5 is doomed") as raised:
+        Runner(LOCAL, 2).run(partial(_fail_at, doomed=5), batches_of(list(range(8)), 2), returned.__setitem__)
+    assert "in _fail_at" in str(raised.value.__cause__)  # the worker's traceback
+    assert returned[2] == [4]
 
 
 def test_tournament_options_name_the_backends() -> None:
@@ -155,6 +206,11 @@ def test_ray_stops_at_a_stopping_result_and_reraises_a_task_error(local_ray) -> 
     assert len(returned) < 20
     with pytest.raises(ArithmeticError, match="item 7 is doomed"):
         _run(Runner(RAY, 2), partial(_fail_at, doomed=7), items, 4)
+
+
+@pytest.mark.parametrize("first", [-1, -2], ids=["stop", "error"])
+def test_a_ray_stop_or_error_records_every_batch_in_flight(local_ray, tmp_path: Path, first: int) -> None:
+    _check_every_item_started_is_recorded(Runner(RAY, 2), tmp_path, first)
 
 
 def test_a_dead_ray_worker_is_named_with_its_items(local_ray) -> None:

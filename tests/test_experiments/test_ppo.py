@@ -319,7 +319,7 @@ def test_the_command_line_and_ppo_config_have_the_same_settings_and_defaults():
     """One field per flag, in the same order, with the flag's default: a flag added to one and
     not the other, or a default changed in one place only, fails here."""
     parser = build_parser()
-    flags = [action.dest for action in parser._actions if action.dest != "help"]
+    flags = [action.dest for action in parser._actions if action.dest not in ("help", "resume")]
     assert flags == [field.name for field in dataclasses.fields(PPOConfig)]
     defaults = config_from_arguments(parser.parse_args([]))
     assert dataclasses.replace(defaults, out=Path("x")) == PPOConfig(out=Path("x"))
@@ -331,6 +331,7 @@ def test_ppo_config_settings_are_what_training_json_recorded_from_the_namespace(
     argv = ["--out", "runs/x", "--players", "2", "3", "--hidden", "32", "16", "--bc-data", "d.npz", "--no-progress"]
     args = build_parser().parse_args(argv)
     recorded = {key: str(value) if isinstance(value, Path) else value for key, value in vars(args).items()}
+    del recorded["resume"]  # the command's, not a setting of the run
     settings = config_from_arguments(args).settings()
     assert json.dumps(settings) == json.dumps(recorded)  # same keys, order and values as before PPOConfig
     assert settings["players"] == [2, 3] and settings["hidden"] == [32, 16] and settings["progress"] is False
@@ -361,7 +362,7 @@ def test_an_exception_mid_training_leaves_no_worker_process(tmp_path, monkeypatc
 
     from experiments.training.ppo import training
 
-    def failing_callback(config, mixture, start):
+    def failing_callback(*_: object) -> None:
         raise RuntimeError("failed mid-training")
 
     monkeypatch.setattr(training, "build_callback", failing_callback)

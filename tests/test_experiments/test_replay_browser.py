@@ -18,30 +18,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser import RENDERED_TEXT, chromium
 from replay_helpers import hidden_from, page_scene, save_game
 
 from biblios_env.cards import CARD_KIND, CATEGORY_NAMES, Kind, card_name
 from biblios_env.engine.state import Phase
 from experiments.replay import page_data, read_saved_game, save_page, walk
 
-CHROMIUM = Path("/usr/bin/chromium")
-#: A fresh, quiet, offline-minded headless browser.
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
 LAPTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 SCREENSHOTS = os.environ.get("BIBLIOS_REPLAY_SCREENSHOTS")
-#: Every card name in the rendered page: its text and every attribute (tooltips, labels).
-RENDERED_TEXT = """() => {
-    const app = document.getElementById("app");
-    let text = app.innerText;
-    for (const node of app.querySelectorAll("*")) {
-        for (const attribute of node.attributes) text += "\\n" + attribute.value;
-    }
-    return text;
-}"""
 
 
 @dataclass(frozen=True)
@@ -56,20 +42,8 @@ class Replay:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.fail(
-            f"the replay page's browser test needs Chromium at {CHROMIUM}: install Debian's package "
-            "(apt-get update && apt-get install -y chromium; .ci/run does this)",
-            pytrace=False,
-        )
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("the replay page's browser test needs playwright: pip install -e '.[test]'", pytrace=False)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+    with chromium("replay page") as launched:
+        yield launched
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ two cores.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import re
 import shutil
@@ -210,6 +211,29 @@ def test_resume_adds_iterations_from_the_last_checkpoint(run: Path, tmp_path: Pa
     assert float(progress[2]["seconds"]) != 9.9
     assert rllib.last_checkpoint(resumed) == (3, rllib.checkpoint_path(resumed, 3))
     assert [row["iteration"] for row in rows(resumed / rllib.STRENGTH_FILE)] == ["2", "2", "3", "3"]
+
+
+def test_a_stopped_run_saves_its_iteration_and_resumes_with_its_own_settings(
+    ray_started: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A stop (Ctrl-C's handler, asked here after the first iteration) saves that iteration's
+    checkpoint and prints the resume line; ``--resume DIR`` alone continues with the run's settings."""
+    from experiments.training.rllib.cli import build_parser
+    from experiments.training.stopping import StopRequest
+
+    class StopAfterFirst(StopRequest):
+        def after_update(self, progress: object) -> None:
+            self.requested = True
+
+    out = tmp_path / "run"
+    parsed = build_parser().parse_args([*TINY, "--iterations", "3", "--out", str(out)])
+    settings = {f.name: getattr(parsed, f.name) for f in dataclasses.fields(rllib.RLlibConfig)}
+    config = rllib.RLlibConfig(**{**settings, "hidden": tuple(parsed.hidden)})
+    assert rllib.train(config, progress=False, stop=StopAfterFirst()) == rllib.checkpoint_path(out, 1)
+    assert f"resume with: python -m experiments.train_rllib --resume {out}" in capsys.readouterr().out
+    assert rllib.last_checkpoint(out) == (1, rllib.checkpoint_path(out, 1))
+    assert rllib.main(["--resume", str(out), "--no-progress"]) == 0
+    assert [int(row["iteration"]) for row in rows(out / rllib.PROGRESS_FILE)] == [1, 2, 3]
 
 
 @pytest.mark.parametrize(

@@ -13,19 +13,17 @@ from __future__ import annotations
 
 import csv
 import json
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
+from interrupts import interrupt, run_module
 from optional_extras import require
 
 require("torch")
 
 from experiments.common.errors import CheckpointError  # noqa: E402
-from experiments.training.selfplay import Args, Run, StopRequest, main, train  # noqa: E402
+from experiments.training.selfplay import Args, Run, main, train  # noqa: E402
+from experiments.training.stopping import StopRequest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = {
@@ -94,31 +92,13 @@ def test_a_resumed_run_logs_what_the_uninterrupted_run_logs(tmp_path: Path, algo
 
 def test_the_command_stops_on_sigint_saves_and_resumes(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    command = [sys.executable, "-m", "experiments.train_selfplay", "--out", str(out), "--decisions", "100000000"]
+    command = ["--out", str(out), "--decisions", "100000000"]
     command += ["--num-games", "8", "--rollout-steps", "8", "--hidden", "16", "--minibatch", "32"]
     command += ["--eval-every", "0", "--no-tensorboard", "--opponents", "self@0.5", "random@0.5"]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not (out / "progress.csv").exists():
-        time.sleep(0.2)
-    while time.monotonic() < deadline and len(_progress(out)) < 3:
-        time.sleep(0.2)
-    process.send_signal(signal.SIGINT)
-    stdout, stderr = process.communicate(timeout=120)
-    assert process.returncode == 0, stderr
-    assert "Traceback" not in stderr
-    assert f"resume with: python -m experiments.train_selfplay --resume {out}" in stdout
+    progress = out / "progress.csv"
+    interrupt("experiments.train_selfplay", command, ready=lambda: progress.exists() and len(_progress(out)) >= 3)
     stopped_at = int(_progress(out)[-1]["decisions"])
-    again = [
-        sys.executable,
-        "-m",
-        "experiments.train_selfplay",
-        "--resume",
-        str(out),
-        "--decisions",
-        str(stopped_at + 500),
-    ]
-    resumed = subprocess.run(again, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    resumed = run_module("experiments.train_selfplay", ["--resume", str(out), "--decisions", str(stopped_at + 500)])
     assert resumed.returncode == 0, resumed.stderr
     rows = _progress(out)
     assert int(rows[-1]["decisions"]) >= stopped_at + 500

@@ -276,8 +276,8 @@ def test_ctrl_c_from_a_terminal_saves_the_games_and_exits_130(tmp_path: Path, ba
     _, error = process.communicate(timeout=60)
     assert process.returncode == 130, error
     assert "Interrupted" in error and f"--resume {out}" in error and "Traceback" not in error
-    saved = games_csv(out)
-    assert 3 <= len(saved) < 80
+    saved = [int(row["index"]) for row in games_csv(out)]
+    assert 3 <= len(saved) < 80 and len(set(saved)) == len(saved)  # none twice
 
 
 def test_agent_error_is_still_an_agent_error() -> None:

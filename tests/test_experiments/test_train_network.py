@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
+from interrupts import interrupt, run_module
 from optional_extras import require
 
 from agents.network import NumpyNetwork
@@ -21,6 +23,7 @@ from experiments.common.parallel import Runner
 from experiments.training.networks import Samples, TorchNetwork, fit, from_numpy, to_numpy
 from experiments.training.teacher_games import SelfPlayConfig, generate
 
+ROOT = Path(__file__).resolve().parents[2]
 TINY = [
     "--players", "2", "3", "--iterations", "1", "--bootstrap-games", "3", "--games", "1",
     "--teacher", "ismcts:iterations=2", "--hidden", "16", "--epochs", "1", "--bootstrap-epochs", "1",
@@ -102,9 +105,9 @@ def test_the_training_command_runs_and_resumes(tmp_path, capsys) -> None:
     parted = tmp_path / "parted"
     assert train_network.main([*TINY, "--out", str(parted), "--iterations", "0"]) == 0
     with pytest.raises(SystemExit):
-        train_network.main([*TINY, "--out", str(parted), "--resume", "--seed", "9"])
-    assert "other settings: seed" in capsys.readouterr().err
-    assert train_network.main([*TINY, "--out", str(parted), "--resume"]) == 0
+        train_network.main(["--resume", str(parted), "--seed", "9"])
+    assert "may be given, not --seed" in capsys.readouterr().err
+    assert train_network.main(["--resume", str(parted), "--iterations", "1", "--workers", "1", "--no-progress"]) == 0
     assert json.loads((parted / "state.json").read_text())["completed"] == 1
     first = NumpyNetwork.load(whole / "network_1.npz")
     second = NumpyNetwork.load(parted / "network_1.npz")
@@ -141,3 +144,20 @@ def test_a_network_reading_the_heuristics_proposal_trains_and_plays(tmp_path) ->
 
     result = play_game([NetworkAgent(out / "network_0.npz"), RandomAgent(), RandomAgent()], seed=3)
     assert sum(result.decisions) > 50
+
+
+def test_sigint_stops_with_the_resume_line_and_resume_finishes(tmp_path) -> None:
+    """Ctrl-C during the bootstrap's games: exit status 0, the line that resumes, no traceback;
+    ``--resume`` then plays the bootstrap again and finishes."""
+    require("torch")
+    out = tmp_path / "run"
+    module = "experiments.train_network"
+    games = out / "state.json"  # written when the run starts its first phase's games... after the plan
+    interrupt(module, [*TINY, "--iterations", "0", "--bootstrap-games", "300", "--out", str(out)],
+              ready=lambda: (out / "config.json").exists())  # fmt: skip
+    assert not (out / "network_0.npz").exists() and not games.exists()
+    refused = run_module(module, ["--resume", str(out), "--bootstrap-games", "3"])
+    assert refused.returncode == 2 and "not --bootstrap-games" in refused.stderr
+    resumed = run_module(module, ["--resume", str(out), "--no-progress"])
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads((out / "state.json").read_text())["completed"] == 0

@@ -1,6 +1,6 @@
 """Layers point one way: card and action tables → engine → encoding → batched games →
 envs → agents → experiments, and within experiments/ common → table → replay and records →
-tournament → play → training → the commands, benchmarks and studies.
+tournament → play → serve → training → the commands, benchmarks and studies.
 
 Three checks. Statically, every module's imports (parsed, function-level ones included) must be
 on its layer's allow-list: the standard library, the third-party packages named for the layer,
@@ -113,6 +113,12 @@ LAYERS: Final[tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]] = (
     ),
     ("experiments: tournament", ("experiments.tournament", "experiments.tournament.*"), EXPERIMENT_PACKAGES),
     ("experiments: play", ("experiments.play", "experiments.play.*"), EXPERIMENT_PACKAGES),
+    # The play page's web server: the table's and the replay's code behind an ASGI app.
+    (
+        "experiments: serve",
+        ("experiments.serve", "experiments.serve.*"),
+        (*EXPERIMENT_PACKAGES, "starlette", "uvicorn"),
+    ),
     ("experiments: training", ("experiments.training", "experiments.training.*"), EXPERIMENT_PACKAGES),
     (
         "experiments: commands, benchmarks and studies",

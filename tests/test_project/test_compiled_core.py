@@ -129,6 +129,26 @@ def test_an_edited_source_is_not_shadowed_by_its_stale_compiled_module(tmp_path:
     assert compiled_core.REBUILD_COMMAND in finished.stderr and "agents.heuristics" in finished.stderr
 
 
+def test_an_install_reuses_a_current_build_and_never_a_stale_one(tmp_path: Path) -> None:
+    """``build_is_current`` (what an editable install asks before compiling): true for a copy of
+    the built packages, false once one compiled module's source is edited or one extension is
+    missing; an install then compiles again."""
+    _needs_compiled_core()
+    for package in ("biblios_env", "agents"):
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    assert compiled_core.build_is_current(tmp_path)
+    edited = tmp_path / "biblios_env" / "engine" / "scoring.py"
+    original = edited.read_text()
+    edited.write_text(original + "\n# edited after the build\n")
+    assert not compiled_core.build_is_current(tmp_path)
+    edited.write_text(original)
+    assert compiled_core.build_is_current(tmp_path)
+    extension = compiled_core.extension_path("agents.heuristics", tmp_path)
+    assert extension is not None
+    extension.unlink()
+    assert not compiled_core.build_is_current(tmp_path)
+
+
 def _games(pure: str) -> dict[str, object]:
     finished = _python([str(ROOT / "tests" / "differential_games.py")], pure)
     assert finished.returncode == 0, finished.stderr[-3000:]

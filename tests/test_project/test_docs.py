@@ -206,3 +206,42 @@ def test_readme_rules_decisions_point_at_marked_assumptions() -> None:
     assert not unmarked, f"README's rules decisions cite sections without an assumption: {unmarked}"
     markers = set(re.findall(r"\*\*Assumptions?\b[^*]*\*\*", RULES))
     assert markers == {ASSUMPTION_MARKER, "**Assumptions.**"}, f"assumption markers written differently: {markers}"
+
+
+def test_the_readme_training_examples_are_the_measured_quick_runs() -> None:
+    """The README's training examples are the quick commands of the durations script, each
+    measured (command, date, machine) in docs/durations.md and within the README's limit; every
+    row is the measurement of the script's command of that name."""
+    from experiments.benchmarks.durations import COMMANDS, DOCUMENT, QUICK_LIMIT, read_table
+
+    block = README.split("## Reinforcement learning", 1)[1]
+    code = re.search(r"```bash\n(.+?)```", block, re.S).group(1)  # type: ignore[union-attr]
+    examples = {line.strip() for line in code.splitlines() if line.startswith("python")}
+    quick = {command.command: command for command in COMMANDS if command.quick}
+    assert examples == set(quick), examples ^ set(quick)
+    rows = read_table(DOCUMENT.read_text())
+    assert set(quick.values()) <= {command for command in COMMANDS if command.key in rows}, "an example is not measured"
+    assert set(rows) <= {command.key for command in COMMANDS}, "a row of no command of the script"
+    for command in COMMANDS:
+        if command.key not in rows:  # a full-size run not measured yet (the test suite measures itself last)
+            continue
+        _, text, seconds, measured, machine = rows[command.key]
+        assert text == f"`{command.command}`", f"{command.key}: measured with another command"
+        assert re.fullmatch(r"\d{4}-\d\d-\d\d", measured) and "Python" in machine, rows[command.key]
+        if command.quick:
+            assert float(seconds) <= QUICK_LIMIT, f"{command.key} took {seconds} s"
+
+
+def test_every_duration_in_the_docs_names_where_it_was_measured() -> None:
+    """A paragraph of the README or docs/ that says how many minutes or hours something takes
+    points at its measurement: docs/durations.md, or the training runs' own records."""
+    duration = re.compile(r"\b\d+(?:[.,]\d+)? ?(?:minutes|min|hours?)\b")
+    sources = ("durations.md", "agents/policies/README.md")
+    unsourced = [
+        f"{path.name}: {paragraph[:120]!r}"
+        for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+        if path.name != "durations.md"
+        for paragraph in path.read_text().split("\n\n")
+        if duration.search(paragraph) and not any(source in paragraph for source in sources)
+    ]
+    assert not unsourced, unsourced

@@ -44,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CONSOLE_SCRIPTS = {
     "biblios-play": "experiments.play:main",
     "biblios-replay": "experiments.replay:main",
+    "biblios-serve": "experiments.serve:main",
     "biblios-tournament": "experiments.tournament:main",
     "biblios-train": "experiments.train_network:main",
     "biblios-train-selfplay": "experiments.train_selfplay:main",
@@ -100,10 +101,13 @@ def test_wheel_ships_the_policies_as_package_data(wheel: Path) -> None:
 
 
 def test_wheel_ships_the_replay_page_files(wheel: Path) -> None:
-    """Every replay page inlines its template, style and script from the installed package."""
+    """Every replay page inlines its template, board, style and scripts from the installed package, and
+    the play page (experiments.serve) its own with the replay page's board, style and table drawing."""
     names = set(_names(wheel))
-    missing = [name for name in ("page.html", "page.css", "page.js") if f"experiments/replay/{name}" not in names]
-    assert not missing, f"the wheel lacks experiments/replay/{missing}"
+    files = [f"replay/{name}" for name in ("page.html", "board.html", "page.css", "table.js", "page.js")]
+    files += [f"serve/{name}" for name in ("page.html", "page.css", "page.js")]
+    missing = [name for name in files if f"experiments/{name}" not in names]
+    assert not missing, f"the wheel lacks experiments/{missing}"
 
 
 def test_wheel_carries_the_compiled_core_when_built_with_a_compiler(wheel: Path) -> None:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from experiments.common.cli import (
@@ -14,10 +17,14 @@ from experiments.common.cli import (
     invocation_note,
     program_name,
 )
+from experiments.common.errors import CheckpointError, RunFolderError
 from experiments.common.match import parse_agent_spec
+from experiments.training.ppo import checkpoint
 from experiments.training.ppo.config import PPOConfig
 from experiments.training.ppo.opponents import parse_mixture
 from experiments.training.ppo.training import MODULE, train
+from experiments.training.runs import refuse_new_settings, settings_from_json
+from experiments.training.stopping import stopped_at_once
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,6 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=invocation_note(MODULE),
         formatter_class=HelpFormatter,
     )
+    parser.add_argument(
+        "--resume", type=Path, metavar="RUN_DIR",
+        help="continue the run in RUN_DIR from its checkpoint, with its own settings (--total-steps may be raised)",
+    )  # fmt: skip
     add_config_arguments(parser, PPOConfig)
     return parser
 
@@ -35,11 +46,27 @@ def build_parser() -> argparse.ArgumentParser:
 def config_from_arguments(args: argparse.Namespace) -> PPOConfig:
     """The :class:`PPOConfig` of parsed command-line arguments (no ``--out``: a fresh run folder)."""
     values: dict[str, Any] = {
-        key: tuple(value) if isinstance(value, list) else value for key, value in vars(args).items()
+        key: tuple(value) if isinstance(value, list) else value for key, value in vars(args).items() if key != "resume"
     }
     if values["out"] is None:
         del values["out"]
     return PPOConfig(**values)
+
+
+def resumed_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> PPOConfig:
+    """The settings of the run in ``--resume RUN_DIR`` (its ``settings.json``), with a larger
+    ``--total-steps`` if one is given; any other option is refused (the run keeps its own)."""
+    folder: Path = args.resume
+    refuse_new_settings(args, parser, "total_steps")
+    source = folder / checkpoint.SETTINGS_FILE
+    if not source.is_file():
+        parser.error(f"--resume {folder}: no run of {MODULE} there ({source} is missing)")
+    try:
+        recorded = settings_from_json(PPOConfig, json.loads(source.read_text())["settings"], source)
+    except (RunFolderError, ValueError, KeyError) as error:
+        parser.error(f"--resume {folder}: {error}")
+    total = args.total_steps if args.total_steps != parser.get_default("total_steps") else recorded.total_steps
+    return dataclasses.replace(recorded, out=folder, total_steps=total)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -47,13 +74,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     check_backend_arguments(args, parser)
+    if args.resume is not None:
+        config = resumed_config(args, parser)
+    else:
+        try:
+            parse_mixture(args.opponents)
+            for spec in args.eval_opponents:
+                parse_agent_spec(spec)
+        except ValueError as error:
+            parser.error(str(error))
+        config = config_from_arguments(args)
     try:
-        parse_mixture(args.opponents)
-        for spec in args.eval_opponents:
-            parse_agent_spec(spec)
-    except ValueError as error:
-        parser.error(str(error))
-    train(config_from_arguments(args), argv)
+        train(config, argv, resume=args.resume is not None)
+    except (CheckpointError, RunFolderError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # a second Ctrl-C, or one during the warm start
+        return stopped_at_once(MODULE, config.out, (config.out / checkpoint.STATE_FILE).is_file())
     return 0
 
 

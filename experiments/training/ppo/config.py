@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from experiments.common.cli import BACKEND_OPTION, RAY_ADDRESS_OPTION, at_least
 from experiments.common.parallel import LOCAL
-from experiments.training.runs import default_out
+from experiments.training.runs import default_out, settings_json
 
 
 @dataclass(frozen=True)
@@ -124,11 +123,9 @@ class PPOConfig:
     vf_coef: float = field(default=0.5, metadata={"help": "value-loss coefficient"})
 
     def settings(self) -> dict[str, Any]:
-        """The settings as ``training.json`` records them: paths as text, sequences as lists."""
-        return {
-            key: str(value) if isinstance(value, Path) else list(value) if isinstance(value, tuple) else value
-            for key, value in dataclasses.asdict(self).items()
-        }
+        """The settings as ``settings.json`` and ``training.json`` record them: paths as text,
+        sequences as lists."""
+        return settings_json(self)
 
 
 __all__ = ["PPOConfig"]

@@ -13,7 +13,7 @@ from experiments.common.match import AgentSpec
 from experiments.training import evaluation
 from experiments.training.evaluation import EVAL_COLUMNS, EVAL_SEED
 from experiments.training.ppo.config import PPOConfig
-from experiments.training.runs import append_rows
+from experiments.training.runs import append_rows, read_rows
 
 #: ``eval.csv``: the training step and the seconds trained, then the shared evaluation columns.
 PPO_EVAL_COLUMNS: Final = ("timesteps", "seconds", *EVAL_COLUMNS)
@@ -30,11 +30,11 @@ class Evaluations:
     line, and ``best_policy.npz``, the evaluated policy with the best win rate against the first
     ``--eval-opponents`` entry at the first ``--players`` count."""
 
-    def __init__(self, config: PPOConfig, start: float) -> None:
+    def __init__(self, config: PPOConfig, start: float, best: tuple[float, int] = (-1.0, -1)) -> None:
         self.config = config
         self.start = start  # the run's perf_counter at its start: rows say how long it has run
-        self.rows: list[dict[str, Any]] = []
-        self.best: tuple[float, int] = (-1.0, -1)  # (win rate, timesteps)
+        self.rows: list[dict[str, Any]] = read_rows(config.out / "eval.csv")  # a resumed run's earlier rows
+        self.best = best  # (win rate, timesteps)
 
     def evaluate(self, policy: Path, timesteps: int, record: Callable[[str, float], None]) -> None:
         """Play the evaluation tables of ``policy`` (trained for ``timesteps``); ``record(key,

@@ -70,15 +70,17 @@ def warm_start(model: Any, config: PPOConfig) -> dict[str, Any]:
         print(f"  cloned: {rounds[-1]} ({time.perf_counter() - start:.0f} s)", flush=True)
         for round_index in range(config.dagger_rounds):
             learner = numpy_policy(model.policy)
-            extra = collect_demonstrations(
-                config.bc_teacher,
-                config.dagger_games,
-                config.players,
-                config.reward,
-                config.seed + 1 + round_index,
-                learner=learner,
-                runner=runner,
-            )
+            with games_bar(config, config.dagger_games, f"DAgger round {round_index + 1}") as bar:
+                extra = collect_demonstrations(
+                    config.bc_teacher,
+                    config.dagger_games,
+                    config.players,
+                    config.reward,
+                    config.seed + 1 + round_index,
+                    learner=learner,
+                    runner=runner,
+                    progress=bar.update,
+                )
             data = {key: np.concatenate([data[key], extra[key]]) for key in DEMONSTRATION_KEYS}
             seed = config.seed + 1 + round_index
             rounds.append(behaviour_cloning(model, data, config.dagger_epochs, config.bc_learning_rate, seed))
@@ -100,6 +102,13 @@ def warm_start(model: Any, config: PPOConfig) -> dict[str, Any]:
     }
 
 
+def games_bar(config: PPOConfig, games: int, description: str) -> Any:
+    """A progress bar of a warm-start phase's games, with its ETA (hidden with ``--no-progress``)."""
+    from tqdm import tqdm
+
+    return tqdm(total=games, unit="game", desc=description, disable=not config.progress, dynamic_ncols=True)
+
+
 def _cloning_data(config: PPOConfig, runner: Runner) -> dict[str, np.ndarray]:
     """The behaviour-cloning decisions: read from ``--bc-data`` if that file exists, else played
     (and stored there if given)."""
@@ -110,9 +119,11 @@ def _cloning_data(config: PPOConfig, runner: Runner) -> dict[str, np.ndarray]:
         print(f"Behaviour cloning from {len(data['actions']):,} stored decisions in {cache}", flush=True)
         return data
     print(f"Behaviour cloning: {config.bc_games} games of {config.bc_teacher} against itself ...", flush=True)
-    data = collect_demonstrations(
-        config.bc_teacher, config.bc_games, config.players, config.reward, config.seed, runner=runner
-    )
+    with games_bar(config, config.bc_games, "cloning games") as bar:
+        data = collect_demonstrations(
+            config.bc_teacher, config.bc_games, config.players, config.reward, config.seed, runner=runner,
+            progress=bar.update,
+        )  # fmt: skip
     if cache is not None:
         cache.parent.mkdir(parents=True, exist_ok=True)
         np.savez(

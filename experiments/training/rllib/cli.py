@@ -9,6 +9,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
+from typing import Final
 
 from experiments.common.cli import (
     HelpFormatter,
@@ -21,9 +22,16 @@ from experiments.common.cli import (
 from experiments.common.errors import RunFolderError
 from experiments.common.parallel import LOCAL, connect_ray
 from experiments.training.rllib.config import MODULE, RLlibConfig
-from experiments.training.rllib.run_folder import check_run_folder
+from experiments.training.rllib.run_folder import check_run_folder, last_checkpoint, recorded_settings
 from experiments.training.rllib.training import ForfeitError, train
 from experiments.training.runs import default_out
+from experiments.training.stopping import stopped_at_once
+
+#: What the quiet default hides, and the one line of Ray's it cannot (its C++ core writes it).
+QUIET_NOTE: Final = (
+    "Ray's and RLlib's start-up notes are hidden (--verbose shows them); a 'core_worker.cc' line about "
+    "max_restarts, if one appears, is one of them and harmless"
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,6 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--no-progress", dest="progress", action="store_false", help="hide the progress bar (default: shown)"
     )
+    run.add_argument(
+        "--verbose", action="store_true",
+        help="show Ray's and RLlib's log (start-up notes, deprecations, the workers' output); default: errors only",
+    )  # fmt: skip
     ray = parser.add_argument_group("Ray")
     add_backend_arguments(ray)
     add_config_arguments(ray, RLlibConfig, ["num_env_runners"])
@@ -63,20 +75,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(error))
     resume = args.resume is not None
     settings = {setting.name: getattr(args, setting.name) for setting in fields(RLlibConfig)}
-    settings.update(hidden=tuple(args.hidden), out=args.resume if resume else (args.out or default_out("rllib")))
-    config = RLlibConfig(**settings)
     try:
+        if resume:  # the run's own settings, and those given anew (refused below unless they may change)
+            given = {key: value for key, value in settings.items() if value != parser.get_default(key)}
+            settings = {**recorded_settings(args.resume), **given}
+        out = args.resume if resume else (args.out or default_out("rllib"))
+        config = RLlibConfig(**{**settings, "hidden": tuple(settings["hidden"]), "out": out})
         check_run_folder(config, resume)
     except RunFolderError as error:
         parser.error(str(error))
-    started = connect_ray(None if args.backend == LOCAL else address, config.num_env_runners + 1)
+    print(
+        f"plan: RLlib PPO to iteration {config.iterations} ({config.train_batch:,} env steps each), "
+        f"{config.players} players, {config.num_env_runners} env runner(s); a checkpoint and an evaluation "
+        f"every {config.eval_every} iterations ({config.eval_deals} deals against each of random and value)",
+        flush=True,
+    )
+    if not args.verbose:
+        print(QUIET_NOTE, flush=True)
+    started = connect_ray(None if args.backend == LOCAL else address, config.num_env_runners + 1, not args.verbose)
     try:
         start = time.perf_counter()
-        checkpoint = train(config, resume=resume, progress=args.progress)
+        checkpoint = train(config, resume=resume, progress=args.progress, quiet=not args.verbose)
         print(f"trained in {time.perf_counter() - start:.1f} s; last checkpoint: {checkpoint}")
     except ForfeitError as error:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # before the training loop (Ray starting, the algorithm being built), or a second Ctrl-C
+        return stopped_at_once(MODULE, config.out, last_checkpoint(config.out) is not None)
     finally:
         if started:
             import ray

@@ -48,6 +48,13 @@ def _recorded_run(out: Path) -> dict[str, Any] | None:
     return recorded
 
 
+def recorded_settings(out: Path) -> dict[str, Any]:
+    """The settings the run in ``out`` was started with (none if there is no run: the check of
+    :func:`check_run_folder` then names what is missing)."""
+    recorded = _recorded_run(out)
+    return dict(recorded["settings"]) if recorded else {}
+
+
 def check_run_folder(config: RLlibConfig, resume: bool) -> int:
     """What :func:`train` will do in ``config.out``, checked before anything starts; returns the
     checkpointed iteration to continue from (0: a new run).

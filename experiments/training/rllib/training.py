@@ -3,6 +3,7 @@ evaluations."""
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import shutil
@@ -15,6 +16,7 @@ from experiments.training import evaluation
 from experiments.training.evaluation import EVAL_COLUMNS
 from experiments.training.rllib.config import (
     EVAL_OPPONENTS,
+    MODULE,
     PROGRESS_COLUMNS,
     PROGRESS_FILE,
     STRENGTH_FILE,
@@ -22,6 +24,7 @@ from experiments.training.rllib.config import (
 )
 from experiments.training.rllib.run_folder import checkpoint_path, last_seconds, prepare_run
 from experiments.training.runs import append_rows
+from experiments.training.stopping import StopRequest, resume_line
 
 if TYPE_CHECKING:
     from ray.rllib.algorithms.algorithm import Algorithm
@@ -31,8 +34,9 @@ if TYPE_CHECKING:
 STRENGTH_COLUMNS: Final = ("iteration", "env_steps", *EVAL_COLUMNS)
 
 
-def ppo_config(config: RLlibConfig) -> PPOConfig:
-    """RLlib's PPO settings of a run: shared masked policy, env check on, learner in this process."""
+def ppo_config(config: RLlibConfig, quiet: bool = False) -> PPOConfig:
+    """RLlib's PPO settings of a run: shared masked policy, env check on, learner in this process;
+    ``quiet``: RLlib logs errors only (it sets its own log level when the algorithm is built)."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -62,7 +66,7 @@ def ppo_config(config: RLlibConfig) -> PPOConfig:
         )
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={rllib_support.POLICY: module}))
         .callbacks(on_episode_end=rllib_support.count_forfeits)
-        .debugging(seed=config.seed)
+        .debugging(seed=config.seed, log_level="ERROR" if quiet else "WARN")
     )
 
 
@@ -119,13 +123,27 @@ def save_checkpoint(algo: Algorithm, config: RLlibConfig, iteration: int, env_st
     return rows
 
 
+#: RLlib's loggers that note its defaults and deprecations while an algorithm is built.
+QUIETED_LOGGERS: Final = (
+    "ray.rllib.algorithms.algorithm_config", "ray.rllib.core.rl_module.rl_module", "ray.tune.utils.util",
+)  # fmt: skip
+
+
 class ForfeitError(RuntimeError):
     """An episode ended in a forfeit during training: the policy chose an illegal action."""
 
 
-def train(config: RLlibConfig, resume: bool = False, progress: bool = True) -> Path:
+def train(
+    config: RLlibConfig,
+    resume: bool = False,
+    progress: bool = True,
+    quiet: bool = False,
+    stop: StopRequest | None = None,
+) -> Path:
     """Train (or, with ``resume``, continue) the run in ``config.out`` on the Ray this process is
-    connected to; returns the last checkpoint. See the module docs for what is written."""
+    connected to; returns the last checkpoint. Ctrl-C or SIGTERM finish the current iteration,
+    save its checkpoint and print the line that resumes (``stop`` replaces that handler: a caller
+    that stops the run itself). See the module docs for what is written."""
     import torch
     from tqdm import tqdm
 
@@ -134,13 +152,16 @@ def train(config: RLlibConfig, resume: bool = False, progress: bool = True) -> P
     torch.set_num_threads(1)
     done = prepare_run(config, resume)
     rllib_support.register_rllib_env()
-    algo = ppo_config(config).build_algo()
+    if quiet:  # RLlib's notes on its new API stack and deprecations, logged before its log level applies
+        for name in QUIETED_LOGGERS:
+            logging.getLogger(name).setLevel(logging.ERROR)
+    algo = ppo_config(config, quiet).build_algo()
     try:
         if done:
             algo.restore_from_path(str(checkpoint_path(config.out, done).resolve()))
         seconds = last_seconds(config.out)
         bar = tqdm(total=config.iterations, initial=done, unit="iteration", disable=not progress, dynamic_ncols=True)
-        with bar:
+        with bar, stop or StopRequest("the current iteration") as stop:
             for iteration in range(done + 1, config.iterations + 1):
                 result = algo.train()
                 seconds += float(result["time_this_iter_s"])
@@ -151,11 +172,15 @@ def train(config: RLlibConfig, resume: bool = False, progress: bool = True) -> P
                         f"iteration {iteration}: {row['forfeits']} episode(s) ended in a forfeit, so the policy chose "
                         "illegal actions: the action mask does not reach it (see progress.csv)"
                     )
-                if iteration % config.eval_every == 0 or iteration == config.iterations:
+                stop.after_update(iteration)
+                if iteration % config.eval_every == 0 or iteration == config.iterations or stop.requested:
                     strength = save_checkpoint(algo, config, iteration, row["env_steps"])
                     bar.write(_evaluation_line(iteration, strength))
                 bar.set_postfix(env_steps=row["env_steps"], episode_len=row["episode_len_mean"])
                 bar.update()
+                if stop.requested and iteration < config.iterations:
+                    bar.write(resume_line(MODULE, config.out, f"iteration {iteration}"))
+                    return checkpoint_path(config.out, iteration)
     finally:
         algo.stop()
     return checkpoint_path(config.out, max(done, config.iterations))  # the last iteration is always saved

@@ -1,0 +1,153 @@
+"""The command line ``python -m experiments.serve`` (installed as ``biblios-serve``): the options,
+the listening socket and uvicorn serving the app until Ctrl-C.
+
+The server listens on 127.0.0.1 unless ``--host`` says otherwise: another address opens it to
+whoever can reach it, so the command says so on stderr. The first line it prints is the page's
+address (with ``--port 0``, the free port it got). Starlette and uvicorn are imported only when it
+serves, so ``--help`` works without the ``serve`` extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ipaddress
+import socket
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+from experiments.common.cli import at_least, invocation_note, positive, program_name
+from experiments.serve.storage import DataFolder
+from experiments.serve.store import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_GAMES, GameStore
+
+DEFAULT_HOST: Final = "127.0.0.1"
+DEFAULT_PORT: Final = 8000
+#: The names a request to a loopback server may be addressed to (any other is refused).
+LOOPBACK_NAMES: Final = ("127.0.0.1", "localhost", "[::1]", "::1")
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 0 to 65535 (0: any free one), got {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=program_name("experiments.serve"),
+        description="Play Biblios against the bots in a browser: a page and its JSON API (docs/serve.md).",
+        epilog="Open the address it prints. " + invocation_note("experiments.serve"),
+    )
+    parser.add_argument(
+        "--host",
+        default=DEFAULT_HOST,
+        help=f"the address to listen on (default {DEFAULT_HOST}: this machine only; any other opens the server to "
+        "the network, with a warning)",
+    )
+    parser.add_argument(
+        "--port", type=_port, default=DEFAULT_PORT, help=f"the port (default {DEFAULT_PORT}; 0: any free one, printed)"
+    )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        metavar="DIR",
+        help="keep every game's log in DIR, written after each move, and resume the unfinished ones at start "
+        "(default: games live in memory only)",
+    )
+    parser.add_argument(
+        "--max-games",
+        type=at_least(1),
+        default=DEFAULT_MAX_GAMES,
+        metavar="N",
+        help=f"unfinished games held at once; more are refused (default {DEFAULT_MAX_GAMES})",
+    )
+    parser.add_argument(
+        "--idle-timeout",
+        type=positive,
+        default=DEFAULT_IDLE_SECONDS,
+        metavar="SECONDS",
+        help=f"a game nobody asks about for this long expires (default {DEFAULT_IDLE_SECONDS:g})",
+    )
+    parser.add_argument(
+        "--import-agents",
+        action="store_true",
+        help="also accept agent specs that are import paths (package.module.Factory): the server then runs code "
+        "a request names; off by default",
+    )
+    return parser
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host``:``port`` and listening, so the address printed next already answers.
+    Its protocol is named (TCP), as asyncio needs it to turn Nagle's delay off on each connection:
+    unnamed, every answer on a kept-alive connection waits some 40 ms for the client's delayed ACK."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Serve until Ctrl-C; returns 0 then, 1 when the extra is missing or the address cannot be used,
+    2 for bad arguments."""
+    args = build_parser().parse_args(argv)
+    try:
+        import uvicorn
+
+        from experiments.serve.app import create_app
+    except ImportError as error:
+        print(f'error: biblios-serve needs the serve extra: pip install -e ".[serve]" ({error})', file=sys.stderr)
+        return 1
+    try:
+        data = None if args.data is None else DataFolder(args.data)
+    except OSError as error:
+        print(f"error: cannot use the data folder {args.data}: {error}", file=sys.stderr)
+        return 1
+    store = GameStore(
+        data=data, max_games=args.max_games, idle_seconds=args.idle_timeout, import_agents=args.import_agents
+    )
+    problems = store.resume()
+    loopback = is_loopback(args.host)
+    try:
+        sock = listening_socket(args.host, args.port)
+    except OSError as error:
+        print(f"error: cannot listen on {args.host} port {args.port}: {error}", file=sys.stderr)
+        return 1
+    port = sock.getsockname()[1]
+    shown_host = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"Biblios server: open http://{shown_host}:{port}/ (Ctrl-C stops it)", flush=True)
+    if not loopback:
+        print(f"warning: listening on {args.host}: anyone who can reach this address can start and play games, "
+              "over plain HTTP (a game's token travels unencrypted)", file=sys.stderr)  # fmt: skip
+    for problem in problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    where = f"saved in {args.data} after every move" if data else "in memory only (--data DIR keeps them)"
+    print(f"Games: {where}; {len(store.games)} resumed.", flush=True)
+    app = create_app(store, allowed_hosts=(*LOOPBACK_NAMES, shown_host) if loopback else None)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
+    with contextlib.suppress(KeyboardInterrupt):  # uvicorn stops serving on Ctrl-C, then raises it again
+        server.run(sockets=[sock])
+    print("Server stopped.", flush=True)
+    return 0

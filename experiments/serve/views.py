@@ -1,0 +1,44 @@
+"""The ``VIEW`` every response about a game carries: the player's seat's view of it and nothing
+more (RULES §7). The table is the replay page's seat scene (:func:`experiments.replay.scenes.seat_scene`),
+built from the engine's :func:`~biblios_env.engine.views.player_view` of that seat, never from the
+state; the news is the narration as that seat saw it; the legal actions are asked only on its own
+turn. What the state alone gives is public by the rules: the final score (every hand is scored in the
+open, RULES §6) and the game's progress. The seed is not in it: it deals every hidden card.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from biblios_env.engine.views import player_view
+from experiments.replay.page_data import final_score, line_data
+from experiments.replay.scenes import seat_scene
+from experiments.serve.games import LiveGame
+from experiments.serve.labels import question
+
+
+def game_view(live: LiveGame) -> dict[str, Any]:
+    """The player's seat's ``VIEW`` of ``live`` now (docs/serve.md lists its keys)."""
+    game, seat = live.game, live.seat
+    state = game.state
+    view = player_view(state, seat)
+    finished = game.is_over
+    asked = live.player_to_act()
+    return {
+        "game_id": live.game_id,
+        "players": game.num_players,
+        "seat": seat,
+        "names": live.names,
+        "autoplay": live.autoplay,
+        "moves": len(game.history),
+        "finished": finished,
+        "your_turn": asked,
+        "question": question(view) if asked else None,
+        "legal_actions": live.legal_labels(),
+        "table": seat_scene(view),
+        "bids": live.bids,
+        "landmark": live.landmark,
+        "narration": [line_data(line) for lines in live.told[live.since :] for line in lines],
+        "scores": list(state.vp) if finished else None,
+        "score": final_score(state) if finished else None,
+    }

@@ -1,0 +1,146 @@
+"""The play page in a real browser: headless Chromium (Debian's ``chromium``, as the replay page's
+browser test drives it) against a server on the loopback. A game is set up in the page and played to
+the end by clicking; along the way the page names none of the cards hidden from the player's seat
+(decided from the server's full state, RULES §7), the hint marks the move ``value`` would play, and at
+the end the final score shows and the replay link opens the game's replay page on the player's seat.
+A watched game of bots only moves by itself and pauses. The page asks nothing of any other origin.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from browser import RENDERED_TEXT, chromium
+from optional_extras import require
+from replay_helpers import hidden_from
+
+require("starlette")
+import uvicorn  # noqa: E402
+
+from biblios_env.cards import CARD_KIND, Kind, card_name  # noqa: E402
+from experiments.serve.app import create_app  # noqa: E402
+from experiments.serve.cli import LOOPBACK_NAMES, listening_socket  # noqa: E402
+from experiments.serve.storage import DataFolder  # noqa: E402
+from experiments.serve.store import GameStore  # noqa: E402
+
+LAPTOP = {"width": 1280, "height": 800}
+
+
+@contextlib.contextmanager
+def serving(store: GameStore) -> Iterator[str]:
+    """The app on 127.0.0.1 and a free port, in a thread of this process (so the test can read the
+    games' full state); yields the page's address and stops the server afterwards."""
+    sock = listening_socket("127.0.0.1", 0)
+    app = create_app(store, allowed_hosts=LOOPBACK_NAMES)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium("play page") as launched:
+        yield launched
+
+
+@contextlib.contextmanager
+def page_at(browser: Any, url: str) -> Iterator[Any]:
+    """A tab at ``url``; afterwards it must have asked nothing of another origin and logged no error."""
+    context = browser.new_context(viewport=LAPTOP)
+    tab = context.new_page()
+    requests: list[str] = []
+    errors: list[str] = []
+    tab.on("request", lambda request: requests.append(request.url))
+    tab.on("pageerror", lambda error: errors.append(str(error)))
+    tab.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    tab.goto(url)
+    yield tab
+    context.close()
+    assert all(request.startswith((url, "blob:")) for request in requests), requests
+    assert not errors
+
+
+def hidden_names(store: GameStore, seat: int) -> set[str]:
+    """The names of the category cards hidden from ``seat`` in the one game ``store`` holds."""
+    (live,) = store.games.values()
+    return {card_name(card) for card in hidden_from(live.game.state, seat) if CARD_KIND[card] == Kind.CATEGORY}
+
+
+def move_count(tab: Any) -> str:
+    return str(tab.inner_text("#where strong"))
+
+
+def test_a_game_set_up_and_played_to_the_end_by_clicking(browser: Any, tmp_path: Any) -> None:
+    store = GameStore(data=DataFolder(tmp_path))
+    with serving(store) as url, page_at(browser, url) as tab:
+        assert "saved on the server after every move" in tab.inner_text("#storage-note")
+        tab.select_option("#players", "2")
+        tab.select_option("#seat", "1")
+        tab.fill("#opponent-inputs input", "random")
+        tab.fill("#seed", "6")
+        tab.click("#start")
+        tab.wait_for_selector("#game:not([hidden]) #actions button")
+        assert "you are player_1 (human)" in tab.inner_text("#where")
+        assert store.games and next(iter(store.games.values())).seating.labels == ("random", "human")
+
+        tab.click("#hint")
+        tab.wait_for_selector("#actions button.hinted")
+        hinted = tab.inner_text("#actions button.hinted")
+        assert tab.inner_text("#hint-text") == f"The value heuristic would play: {hinted}"
+
+        rng = random.Random(6)
+        clicks = 0
+        while tab.is_hidden("#final"):
+            if clicks % 10 == 0:  # the seat's view names none of the cards hidden from it
+                shown = tab.evaluate(RENDERED_TEXT)
+                assert not {name for name in hidden_names(store, 1) if name in shown}, clicks
+            buttons = tab.locator("#actions button")
+            before = move_count(tab)
+            buttons.nth(rng.randrange(buttons.count())).click()
+            tab.wait_for_function(
+                "before => document.querySelector('#where strong').textContent !== before", arg=before
+            )
+            clicks += 1
+        assert clicks > 10 and tab.is_hidden("#actions button")
+        (live,) = store.games.values()
+        scores = tab.inner_text("#final-scores")
+        assert all(f"{name}: {vp} VP" in scores for name, vp in zip(live.names, live.game.state.vp))
+        assert "final score" in tab.inner_text("#score").lower()
+
+        tab.wait_for_selector("#replay-link[href^='blob:']")
+        with tab.expect_popup() as opened:
+            tab.click("#replay-link")
+        replay = opened.value
+        replay.wait_for_selector("#perspectives button")
+        assert replay.title().startswith("Biblios replay")
+        assert replay.get_attribute('#perspectives button[data-view="2"]', "aria-pressed") == "true"  # your seat
+
+
+def test_a_watched_game_moves_by_itself_and_pauses(browser: Any) -> None:
+    store = GameStore()
+    with serving(store) as url, page_at(browser, url) as tab:
+        assert "memory only" in tab.inner_text("#storage-note")
+        tab.select_option("#players", "3")
+        tab.check("#watch")
+        tab.click("#start")
+        tab.wait_for_selector("#game:not([hidden])")
+        tab.select_option("#speed", "100")
+        tab.wait_for_function("() => /Move ([3-9]|\\d\\d)/.test(document.querySelector('#where strong').textContent)")
+        assert tab.is_hidden("#actions button") and "played by a bot" in tab.inner_text("#where")
+        tab.click("#pause")
+        tab.wait_for_timeout(300)  # a step under way lands
+        paused = move_count(tab)
+        tab.wait_for_timeout(500)
+        assert move_count(tab) == paused and tab.inner_text("#pause") == "Go on"
+        tab.click("#pause")
+        tab.wait_for_function("before => document.querySelector('#where strong').textContent !== before", arg=paused)
