@@ -16,11 +16,9 @@ load-independent instruction counts of docs/performance.md, not with one wall-cl
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import random
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -29,6 +27,7 @@ from biblios_env import env, raw_env
 from biblios_env.engine import Game
 from biblios_env.engine.state import State
 from biblios_env.engine.views import player_view
+from experiments.benchmarks import save_results
 from experiments.common.cli import HelpFormatter, invocation_note, program_name
 
 
@@ -186,17 +185,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         row["runs"] = {name: [round(value, 1) for value in values] for name, values in runs.items()}
         rows.append(row)
         print(_row_text(row, args.repeats), flush=True)
-    result = {
-        "command": "python -m experiments.benchmarks.engine " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "python": platform.python_version(),
-        "machine": platform.machine(),
-        "repeats": args.repeats,
-        "rows": rows,
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2))
-    print(f"saved {args.out}")
-    return result
+    return save_results(
+        args.out,
+        "experiments.benchmarks.engine",
+        argv,
+        machine=platform.machine(),
+        repeats=args.repeats,
+        rows=rows,
+    )
 
 
 if __name__ == "__main__":

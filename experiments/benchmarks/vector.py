@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -41,6 +39,7 @@ from biblios_env.actions import NUM_ACTIONS
 from biblios_env.engine import Game
 from biblios_env.observations import OBSERVATION_SIZE, encode_state
 from biblios_env.vector import VectorGame
+from experiments.benchmarks import save_results
 from experiments.benchmarks.engine import env_playouts
 from experiments.common.cli import HelpFormatter, at_least, invocation_note, program_name
 
@@ -234,18 +233,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 row[label] = {"median": round(statistics.median(pairs), 2), "min": round(min(pairs), 2)}
         rows.append(row)
         print(json.dumps(row), flush=True)
-    result = {
-        "command": "python -m experiments.benchmarks.vector " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "compiled": COMPILED,
-        "python": platform.python_version(),
-        "games": args.games,
-        "repeats": args.repeats,
-        "rows": rows,
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2))
-    print(f"saved {args.out}")
-    return result
+    return save_results(
+        args.out,
+        "experiments.benchmarks.vector",
+        argv,
+        compiled=COMPILED,
+        games=args.games,
+        repeats=args.repeats,
+        rows=rows,
+    )
 
 
 if __name__ == "__main__":
