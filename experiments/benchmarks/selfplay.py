@@ -17,12 +17,12 @@ import argparse
 import csv
 import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from experiments.benchmarks import save_results
 from experiments.common.cli import HelpFormatter, at_least, invocation_note, program_name
 from experiments.training import selfplay
 from experiments.training.selfplay import Args
@@ -114,17 +114,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         for name in args.configurations:
             runs[name].append(rate(name, args))
             print(f"{name}: {runs[name][-1]:,.0f} decisions/s", flush=True)
-    result: dict[str, Any] = {
-        "command": "python -m experiments.benchmarks.selfplay " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "players": args.players,
-        "decisions_per_s": {
-            name: {"best": round(max(v)), "median": round(statistics.median(v))} for name, v in runs.items()
-        },
-        "microseconds_per_decision": breakdown(args),
-    }
-    print(json.dumps(result, indent=2))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2))
+    decisions_per_s = {name: {"best": round(max(v)), "median": round(statistics.median(v))} for name, v in runs.items()}
+    result = save_results(
+        args.out,
+        "experiments.benchmarks.selfplay",
+        argv,
+        players=args.players,
+        decisions_per_s=decisions_per_s,
+        microseconds_per_decision=breakdown(args),
+    )
+    print(json.dumps({key: result[key] for key in ("decisions_per_s", "microseconds_per_decision")}, indent=2))
     return result
 
 
