@@ -115,26 +115,25 @@ def at_least(minimum: int) -> Callable[[str], int]:
     return parse
 
 
-def fraction(text: str) -> float:
-    """An argparse type: a probability, a number in [0, 1]; the error names the bad value."""
+def _number(text: str, accepts: Callable[[float], bool], expected: str) -> float:
+    """``text`` as a float that ``accepts`` takes, else an argparse error naming the bad value."""
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1], got {value}")
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+    if not accepts(value):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {value}")
     return value
+
+
+def fraction(text: str) -> float:
+    """An argparse type: a probability, a number in [0, 1]; the error names the bad value."""
+    return _number(text, lambda value: 0.0 <= value <= 1.0, "a number in [0, 1]")
 
 
 def positive(text: str) -> float:
     """An argparse type: a positive number (a learning rate); the error names the bad value."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {value}")
-    return value
+    return _number(text, lambda value: value > 0, "a positive number")
 
 
 def seed_value(text: str) -> int:
