@@ -32,6 +32,8 @@ with the project's determinization sampler, so OpenSpiel's IS-MCTS bot can play 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from fractions import Fraction
 from typing import Any, Final
 
 import numpy as np
@@ -271,4 +273,111 @@ class BibliosObserver:
 
 pyspiel.register_game(_game_type(pyspiel.GameType.Utility.ZERO_SUM), BibliosGame)
 
-__all__ = ["PARAMETERS", "SHORT_NAME", "BibliosGame", "BibliosObserver", "BibliosState"]
+#: The most histories :func:`efg_text` writes before it gives up: a tree this size is a file of
+#: hundreds of megabytes, and the standard game's tree is astronomically larger.
+EFG_MAX_HISTORIES: Final = 5_000_000
+
+
+#: Called once per information set as the export first meets it: the state, the information
+#: state string the loaded ``efg_game`` gives it, and each legal engine action's ``efg_game`` id.
+InformationSetVisitor = Callable[[BibliosState, str, dict[int, int]], None]
+
+
+def efg_text(
+    params: dict[str, Any] | None = None,
+    max_histories: int = EFG_MAX_HISTORIES,
+    visit: InformationSetVisitor | None = None,
+) -> str:
+    """The whole game tree of ``python_biblios`` with ``params``, in Gambit's extensive-form
+    (``.efg``) text format: ``pyspiel.load_efg_game`` turns it into a C++ game (CFR, best
+    responses and NashConv at C++ speed) and ``pygambit.read_efg`` reads it too.
+
+    Chance nodes keep the engine's exact probabilities (written as fractions); each player's
+    information sets are numbered by their OpenSpiel information state strings, so the export
+    has exactly ``python_biblios``'s information sets; player actions are labelled with
+    :func:`biblios_env.actions.describe` and chance outcomes with the card's name and id.
+    Payoffs are the game's ``reward``. Only small trees are exported (the ``mini`` and
+    ``small`` presets): past ``max_histories`` it raises ValueError. ``visit`` sees every
+    information set once, with the ids the loaded game uses: how a policy defined on the engine's
+    positions (an agent's) becomes a tabular policy of the exported game.
+    """
+    game = BibliosGame(params)
+    writer = _EfgWriter(game.num_players(), max_histories, visit)
+    writer.write(game.new_initial_state())
+    title = ", ".join(f"{name}={value}" for name, value in game.get_parameters().items())
+    players = " ".join(f'"Player {seat + 1}"' for seat in range(game.num_players()))
+    return "\n".join([f'EFG 2 R "Biblios ({title})" {{ {players} }}', '""', *writer.lines, ""])
+
+
+class _EfgWriter:
+    """Writes a tree depth-first, as Gambit's format lists it.
+
+    OpenSpiel's reader numbers action labels in the order they first appear in the file, sorts a
+    node's action numbers, and indexes the node's children by that sorted position: a node must
+    list its actions in increasing action number or its children are swapped. The writer keeps
+    the same numbering and lists every node's labels in that order (new labels last).
+    """
+
+    def __init__(self, num_players: int, max_histories: int, visit: InformationSetVisitor | None) -> None:
+        self.lines: list[str] = []
+        self.max_histories = max_histories
+        self.visit = visit
+        self.infosets: list[dict[str, int]] = [{} for _ in range(num_players)]
+        self.action_numbers: dict[str, int] = {}
+        self.chance_numbers: dict[str, int] = {}
+        self.outcomes: dict[tuple[float, ...], int] = {}
+        self.chance_nodes = 0
+
+    def write(self, state: pyspiel.State) -> None:
+        if len(self.lines) >= self.max_histories:
+            raise ValueError(
+                f"the game tree has more than {self.max_histories:,} histories: too large to export "
+                "(export the 'mini' or 'small' preset with strict_bids=True)"
+            )
+        if state.is_terminal():
+            payoffs = tuple(state.returns())
+            outcome = self.outcomes.setdefault(payoffs, len(self.outcomes) + 1)
+            values = " ".join(map(repr, payoffs))
+            self.lines.append(f't "" {outcome} "" {{ {values} }}')
+            return
+        if state.is_chance_node():
+            probabilities = dict(state.chance_outcomes())
+            labels = {f"{card_name(card)} [#{card}]": card for card in probabilities}
+            order = self._ordered(labels, self.chance_numbers)
+            self.chance_nodes += 1
+            branches = " ".join(f'"{label}" {_fraction(probabilities[labels[label]])}' for label in order)
+            self.lines.append(f'c "" {self.chance_nodes} "" {{ {branches} }} 0')
+        else:
+            player = state.current_player()
+            infosets = self.infosets[player]
+            known = len(infosets)
+            infoset = infosets.setdefault(state.information_state_string(), known + 1)
+            labels = {describe(action): action for action in state.legal_actions()}
+            order = self._ordered(labels, self.action_numbers)
+            if self.visit is not None and infoset > known:  # OpenSpiel's efg_game names it so
+                ids = {labels[label]: self.action_numbers[label] for label in order}
+                self.visit(state, f"{player}-{player}-{infoset}-", ids)
+            quoted = " ".join(f'"{label}"' for label in order)
+            self.lines.append(f'p "" {player + 1} {infoset} "" {{ {quoted} }} 0')
+        for label in order:
+            self.write(state.child(labels[label]))
+
+    @staticmethod
+    def _ordered(labels: dict[str, int], numbers: dict[str, int]) -> list[str]:
+        """``labels`` in the reader's increasing action number, numbering the new ones."""
+        known = sorted((label for label in labels if label in numbers), key=numbers.__getitem__)
+        new = [label for label in labels if label not in numbers]
+        for label in new:
+            numbers[label] = len(numbers)
+        return known + new
+
+
+def _fraction(probability: float) -> str:
+    """A chance probability as Gambit's exact fraction (the engine's are 1/k)."""
+    exact = Fraction(probability).limit_denominator(10_000)
+    if float(exact) != probability:
+        raise ValueError(f"chance probability {probability!r} is not a simple fraction")
+    return f"{exact.numerator}/{exact.denominator}"
+
+
+__all__ = ["PARAMETERS", "SHORT_NAME", "BibliosGame", "BibliosObserver", "BibliosState", "efg_text"]

@@ -1,45 +1,71 @@
-"""Counterfactual regret minimization on the mini preset: ``python -m experiments.openspiel_cfr``.
+"""Exact game theory on the small presets: ``python -m experiments.openspiel_cfr --preset small``.
 
-The "mini" preset (:data:`biblios_env.engine.setup.MINI_CARDS`: four cards, one removed unseen,
-one gift turn, one auction, two players) with strict bids is small enough for OpenSpiel's exact
-methods: its whole game tree has about 1,700 nodes. This command runs OpenSpiel's CFR (or CFR+)
-on ``python_biblios`` with ``preset=mini`` and measures the exploitability of the average policy
-(``pyspiel.exploitability``: the mean over seats of what a best response gains against it; 0 at a
-Nash equilibrium) after 1, 2, 4, ... iterations, as the curve that shows the solver converging.
-It prints the table, and with ``--out DIR`` writes ``cfr.csv`` and the plot ``cfr.png``.
+The ``mini`` and ``small`` presets (:data:`biblios_env.engine.setup.MINI_CARDS`,
+:data:`~biblios_env.engine.setup.SMALL_CARDS`) are two-player games whose whole tree can be
+written down. This command exports the tree once to Gambit's ``.efg`` format
+(:func:`biblios_env.openspiel.efg_text`), loads it as OpenSpiel's C++ ``efg_game`` and runs the
+solvers on it: CFR, CFR+ and outcome-sampling MCCFR in C++, DCFR (OpenSpiel's Python solver
+driving the C++ tree). After 1, 2, 4, ... iterations it measures the exploitability of each
+solver's average policy (``pyspiel.exploitability``: the mean over the seats of what a best
+response gains against it; 0 at a Nash equilibrium) and prints the game value for the first
+player under the least exploitable average policy found. With ``--out DIR`` it writes ``cfr.csv`` and the log-log plot
+``cfr.png`` (exploitability against iterations and against seconds); ``--efg FILE`` keeps the
+exported tree (Gambit and ``pyspiel.load_efg_game`` read it).
 
-    python -m experiments.openspiel_cfr --iterations 256 --out runs/cfr
+    python -m experiments.openspiel_cfr --preset small --iterations 1000 --max-seconds 600 --out runs/cfr-small
 
-The solvers are OpenSpiel's C++ ones driving the Python game (each node visit calls into the
-engine), which is why the game must be this small.
+``mini`` is played with strict bids (its tree has 1,673 histories); ``small`` without them, its
+bids capped at the box's 4 coins (about 880,000 histories; docs/openspiel.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import math
 import sys
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from experiments.common.cli import at_least, invocation_note, program_name
+from experiments.common.cli import at_least, invocation_note, positive, program_name
 
-#: The solvers offered, by the names OpenSpiel's C++ classes have in ``pyspiel``.
-SOLVERS = {"cfr": "CFRSolver", "cfr+": "CFRPlusSolver"}
-#: The game the command solves: the mini preset, two players, strict bids, zero-sum win reward.
-GAME_PARAMETERS = {"players": 2, "preset": "mini", "strict_bids": True, "reward": "win"}
+#: The game each preset is solved as: two players, zero-sum ``win`` reward.
+PRESET_PARAMETERS: dict[str, dict[str, Any]] = {
+    "mini": {"players": 2, "preset": "mini", "strict_bids": True, "reward": "win"},
+    "small": {"players": 2, "preset": "small", "strict_bids": False, "reward": "win"},
+}
+#: The solvers, in the order they run and are plotted.
+SOLVER_NAMES = ("cfr", "cfr+", "dcfr", "mccfr")
+#: Outcome-sampling MCCFR samples one history per iteration where the others walk the whole tree:
+#: it runs this many times as many iterations (so its checkpoints are still 1, 2, 4, ... "sweeps").
+MCCFR_SAMPLES_PER_ITERATION = 1_000
+#: The seed of the sampling solver.
+MCCFR_SEED = 20_241_204
 
 
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
-    """The average policy's exploitability after ``iterations``, and the seconds spent so far."""
+    """A solver's average policy's exploitability after ``iterations``, and the seconds spent
+    solving so far (the exploitability evaluations between checkpoints are not counted)."""
 
+    solver: str
     iterations: int
     exploitability: float
     seconds: float
+    policy: Any = field(default=None, compare=False, repr=False)  # the average policy (C++)
+
+
+@dataclass(frozen=True, slots=True)
+class TreeSize:
+    """The size of a game tree: every history (chance nodes included), the terminal ones, and the
+    information states of each player (what a tabular solver stores)."""
+
+    histories: int
+    terminal: int
+    information_states: tuple[int, ...]
 
 
 def checkpoints(iterations: int) -> list[int]:
@@ -52,64 +78,88 @@ def checkpoints(iterations: int) -> list[int]:
     return [*points, iterations]
 
 
-@dataclass(frozen=True, slots=True)
-class TreeSize:
-    """The size of a game tree: every history (chance nodes included), the terminal ones, and the
-    distinct information states of the players (what a tabular solver stores)."""
-
-    histories: int
-    terminal: int
-    information_states: int
-
-
-def tree_size(game: Any) -> TreeSize:
-    """Walk the whole tree of ``game`` (a loaded OpenSpiel game) and count it."""
+def efg_tree_size(text: str) -> TreeSize:
+    """Count the tree of an exported ``.efg`` text: one line per history, and each player's
+    information set numbers."""
     histories = terminal = 0
-    information_states: set[str] = set()
-    pending = [game.new_initial_state()]
-    while pending:
-        state = pending.pop()
-        histories += 1
-        if state.is_terminal():
+    infosets: dict[str, set[str]] = {}
+    for line in text.splitlines():
+        kind = line[:2]
+        if kind in ("t ", "c ", "p "):
+            histories += 1
+        if kind == "t ":
             terminal += 1
-            continue
-        if state.is_chance_node():
-            actions = [action for action, _ in state.chance_outcomes()]
-        else:
-            information_states.add(state.information_state_string())
-            actions = state.legal_actions()
-        pending.extend(state.child(action) for action in actions)
-    return TreeSize(histories, terminal, len(information_states))
+        elif kind == "p ":
+            _, _, player, infoset, *_ = line.split(" ", 4)
+            infosets.setdefault(player, set()).add(infoset)
+    counts = tuple(len(infosets[player]) for player in sorted(infosets))
+    return TreeSize(histories, terminal, counts)
 
 
-def load_mini() -> Any:
-    """``python_biblios`` with :data:`GAME_PARAMETERS` (registering the game first)."""
+def load_tree(preset: str) -> tuple[str, Any]:
+    """The exported tree of ``preset`` (:data:`PRESET_PARAMETERS`) and the C++ game made from it."""
     import pyspiel
 
-    import biblios_env.openspiel  # noqa: F401  (registers python_biblios)
+    from biblios_env.openspiel import efg_text
 
-    return pyspiel.load_game("python_biblios", GAME_PARAMETERS)
+    text = efg_text(PRESET_PARAMETERS[preset])
+    return text, pyspiel.load_efg_game(text)
 
 
-def solve(solver_name: str, iterations: int) -> Iterator[Checkpoint]:
-    """Run ``solver_name`` on the mini preset for ``iterations``, yielding a checkpoint at each of
-    :func:`checkpoints` (exploitability measured then; its time is not counted as solving)."""
+def _solver(name: str, game: Any) -> tuple[Callable[[], None], Callable[[], Any]]:
+    """``(one iteration, the average policy as a C++ policy)`` of solver ``name`` on ``game``."""
     import pyspiel
 
-    game = load_mini()
-    solver = getattr(pyspiel, SOLVERS[solver_name])(game)
+    if name in ("cfr", "cfr+"):
+        solver = pyspiel.CFRSolver(game) if name == "cfr" else pyspiel.CFRPlusSolver(game)
+        return solver.evaluate_and_update_policy, solver.average_policy
+    if name == "mccfr":
+        sampler = pyspiel.OutcomeSamplingMCCFRSolver(game, seed=MCCFR_SEED)
+
+        def sample() -> None:
+            for _ in range(MCCFR_SAMPLES_PER_ITERATION):
+                sampler.run_iteration()
+
+        return sample, sampler.average_policy
+    from open_spiel.python.algorithms.discounted_cfr import DCFRSolver
+    from open_spiel.python.policy import python_policy_to_pyspiel_policy
+
+    discounted = DCFRSolver(game)
+    return discounted.evaluate_and_update_policy, lambda: python_policy_to_pyspiel_policy(discounted.average_policy())
+
+
+def solve(solver_name: str, game: Any, iterations: int, max_seconds: float = math.inf) -> Iterator[Checkpoint]:
+    """Run ``solver_name`` on ``game`` (a loaded C++ game) for ``iterations``, yielding a
+    checkpoint at each of :func:`checkpoints`; stop early at the first checkpoint past
+    ``max_seconds`` of solving (a budget that lets a slow solver take part in a comparison)."""
+    import pyspiel
+
+    step, average_policy = _solver(solver_name, game)
     done, seconds = 0, 0.0
     for point in checkpoints(iterations):
         start = time.perf_counter()
         for _ in range(point - done):
-            solver.evaluate_and_update_policy()
+            step()
         seconds += time.perf_counter() - start
         done = point
-        yield Checkpoint(point, pyspiel.exploitability(game, solver.average_policy()), seconds)
+        policy = average_policy()
+        yield Checkpoint(solver_name, point, pyspiel.exploitability(game, policy), seconds, policy)
+        if seconds >= max_seconds:
+            return
 
 
-def write_outputs(out: Path, solver_name: str, rows: list[Checkpoint]) -> None:
-    """``cfr.csv`` (one row per checkpoint) and ``cfr.png`` (exploitability against iterations, log-log)."""
+def game_value(game: Any, checkpoint: Checkpoint) -> float:
+    """The first player's expected return when both seats play the checkpoint's average policy
+    (MCCFR's policy answers by state, the tabular ones by information state string)."""
+    import pyspiel
+
+    by_information_state = checkpoint.solver != "mccfr"
+    return float(pyspiel.expected_returns(game.new_initial_state(), checkpoint.policy, -1, by_information_state)[0])
+
+
+def write_outputs(out: Path, preset: str, rows: list[Checkpoint]) -> None:
+    """``cfr.csv`` (one row per solver and checkpoint) and ``cfr.png`` (exploitability against
+    iterations and against seconds, log-log, one line per solver)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -118,14 +168,27 @@ def write_outputs(out: Path, solver_name: str, rows: list[Checkpoint]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with (out / "cfr.csv").open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["iterations", "exploitability", "seconds"])
-        writer.writerows((row.iterations, f"{row.exploitability:.6g}", f"{row.seconds:.3f}") for row in rows)
-    figure, axes = plt.subplots(figsize=(6, 4), dpi=120)
-    axes.loglog([row.iterations for row in rows], [row.exploitability for row in rows], marker="o")
-    axes.set_xlabel(f"{solver_name.upper()} iterations")
-    axes.set_ylabel("exploitability of the average policy")
-    axes.set_title("Biblios mini preset (2 players, strict bids) in OpenSpiel")
-    axes.grid(True, which="both", alpha=0.3)
+        writer.writerow(["solver", "iterations", "exploitability", "seconds"])
+        writer.writerows(
+            (row.solver, row.iterations, f"{row.exploitability:.6g}", f"{row.seconds:.3f}") for row in rows
+        )
+    figure, (by_iterations, by_seconds) = plt.subplots(1, 2, figsize=(10, 4), dpi=120, sharey=True)
+    for name in dict.fromkeys(row.solver for row in rows):
+        mine = [row for row in rows if row.solver == name and row.exploitability > 0]
+        label = f"{name} (x{MCCFR_SAMPLES_PER_ITERATION:,} samples)" if name == "mccfr" else name
+        by_iterations.loglog(
+            [row.iterations for row in mine], [row.exploitability for row in mine], marker="o", label=label
+        )
+        by_seconds.loglog(
+            [max(row.seconds, 1e-3) for row in mine], [row.exploitability for row in mine], marker="o", label=name
+        )
+    by_iterations.set_xlabel("iterations")
+    by_iterations.set_ylabel("exploitability of the average policy")
+    by_seconds.set_xlabel("seconds solving")
+    for axes in (by_iterations, by_seconds):
+        axes.grid(True, which="both", alpha=0.3)
+    by_iterations.legend()
+    figure.suptitle(f"Biblios {preset} preset (2 players) on OpenSpiel's C++ tree")
     figure.tight_layout()
     figure.savefig(out / "cfr.png")
     plt.close(figure)
@@ -134,13 +197,29 @@ def write_outputs(out: Path, solver_name: str, rows: list[Checkpoint]) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=program_name("experiments.openspiel_cfr"),
-        description="OpenSpiel's CFR on Biblios' mini preset: exploitability of the average policy as it learns.",
+        description="Solve Biblios' mini or small preset exactly: the tree exported once to an .efg file, "
+        "OpenSpiel's CFR, CFR+, DCFR and outcome-sampling MCCFR on it, the exploitability of each average policy.",
         epilog="Needs the openspiel extra (and matplotlib, in the experiments extra, for --out). "
         + invocation_note("experiments.openspiel_cfr"),
     )
+    parser.add_argument("--preset", choices=sorted(PRESET_PARAMETERS), default="mini", help="the game (default mini)")
     parser.add_argument("--iterations", type=at_least(1), default=64, help="solver iterations (default 64)")
-    parser.add_argument("--solver", choices=sorted(SOLVERS), default="cfr", help="the solver (default cfr)")
+    parser.add_argument(
+        "--solver",
+        action="append",
+        choices=SOLVER_NAMES,
+        help="a solver to run (repeat for several; default: every one, in the order "
+        f"{', '.join(SOLVER_NAMES)}); mccfr counts {MCCFR_SAMPLES_PER_ITERATION:,} sampled histories as one iteration",
+    )
+    parser.add_argument(
+        "--max-seconds",
+        type=positive,
+        default=math.inf,
+        metavar="S",
+        help="stop a solver at its first checkpoint past S seconds of solving (default: no limit)",
+    )
     parser.add_argument("--out", type=Path, metavar="DIR", help="also write DIR/cfr.csv and the plot DIR/cfr.png")
+    parser.add_argument("--efg", type=Path, metavar="FILE", help="also write the exported tree to FILE (.efg)")
     return parser
 
 
@@ -151,18 +230,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError as error:
         print(f"error: {error}; install the openspiel extra: pip install -e '.[openspiel]'", file=sys.stderr)
         return 2
-    size = tree_size(load_mini())
+    solvers = list(dict.fromkeys(args.solver or SOLVER_NAMES))
+    start = time.perf_counter()
+    text, game = load_tree(args.preset)
+    size = efg_tree_size(text)
     print(
-        f"{args.solver} on python_biblios {GAME_PARAMETERS}: {size.histories:,} histories "
-        f"({size.terminal:,} terminal), {size.information_states:,} information states"
+        f"python_biblios {PRESET_PARAMETERS[args.preset]} exported in {time.perf_counter() - start:.1f} s: "
+        f"{size.histories:,} histories ({size.terminal:,} terminal), information states "
+        f"{' / '.join(f'{count:,}' for count in size.information_states)} (player 1 / player 2)"
     )
-    print(f"{'iterations':>10}  {'exploitability':>14}  {'seconds':>8}")
-    rows = []
-    for row in solve(args.solver, args.iterations):
-        rows.append(row)
-        print(f"{row.iterations:>10}  {row.exploitability:>14.6f}  {row.seconds:>8.1f}", flush=True)
+    if args.efg is not None:
+        args.efg.parent.mkdir(parents=True, exist_ok=True)
+        args.efg.write_text(text)
+        print(f"wrote {args.efg}")
+    print(f"{'solver':>6}  {'iterations':>10}  {'exploitability':>14}  {'seconds':>8}")
+    rows: list[Checkpoint] = []
+    for name in solvers:
+        for row in solve(name, game, args.iterations, args.max_seconds):
+            rows.append(row)
+            print(f"{name:>6}  {row.iterations:>10}  {row.exploitability:>14.6f}  {row.seconds:>8.1f}", flush=True)
+    best = min(rows, key=lambda row: row.exploitability)
+    print(
+        f"game value for player 1 under {best.solver}'s average policy after {best.iterations} iterations: "
+        f"{game_value(game, best):+.5f} (within {2 * best.exploitability:.5f} of the exact value)"
+    )
     if args.out is not None:
-        write_outputs(args.out, args.solver, rows)
+        write_outputs(args.out, args.preset, rows)
         print(f"wrote {args.out / 'cfr.csv'} and {args.out / 'cfr.png'}")
     return 0
 

@@ -20,7 +20,9 @@ from biblios_env.engine.flow import (
     NO_CHANCE,
     PHASE_AUCTION,
     RESUME_AUCTIONING,
+    STANDARD_PRESET,
 )
+from biblios_env.engine.setup import setup_rules
 from biblios_env.engine.state import (
     CHANCE_AUCTION_ORDER,
     CHANCE_PENALTY,
@@ -125,12 +127,14 @@ BID_LEGAL: Final[tuple[list[int], ...]] = tuple(
 
 
 def bid_legal_actions(state: State) -> list[int]:
-    """PASS and every bid above the high bid, capped at 66, or at what the bidder can pay
-    when ``strict_bids`` is on (RULES §5: bluffing is allowed by default)."""
+    """PASS and every bid above the high bid, capped at the preset's highest bid
+    (:attr:`~biblios_env.engine.setup.SetupRules.max_bid`: 66 but in the small game), and at what
+    the bidder can pay when ``strict_bids`` is on (RULES §5: bluffing is allowed by default)."""
     high_bid = state.high_bid
+    limit = MAX_BID if state.preset == STANDARD_PRESET else setup_rules(state.preset, state.num_players).max_bid
     if state.strict_bids:
-        return BID_LEGAL[high_bid][: 1 + max(0, capacity(state, state.current_player) - high_bid)]
-    return BID_LEGAL[high_bid][:]
+        limit = min(limit, capacity(state, state.current_player))
+    return BID_LEGAL[high_bid][: 1 + max(0, limit - high_bid)]
 
 
 def capacity(state: State, seat: int) -> int:
@@ -304,7 +308,12 @@ def penalty_pick(state: State, card: int) -> bool:
     """The random event of a penalty with explicit chance: the defaulter loses ``card``."""
     state.chance_kind = NO_CHANCE
     seat = state.high_bidder
-    _lose_card(state, seat, state.hands[seat].index(card), state.chance[-1][1])
+    kind, moved = state.chance[-1]
+    # A clone shares this record's list with its original (State.clone copies the records, not
+    # their lists), and a search explores several picks from one position: add to a copy.
+    moved = moved[:]
+    state.chance[-1] = (kind, moved)
+    _lose_card(state, seat, state.hands[seat].index(card), moved)
     return _next_penalty_pick(state)
 
 

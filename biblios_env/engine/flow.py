@@ -74,8 +74,10 @@ CHANCE_AUCTION_ORDER: Final = "auction_order"
 CHANCE_PENALTY: Final = "penalty"
 
 #: The card sets a game can be dealt from (the game option ``preset``; their contents and counts
-#: are setup's, :data:`biblios_env.engine.setup.SETUP_RULES`): the game of the rules, and
-#: ``"mini"``, a two-player game so small that exact methods (CFR, exploitability) solve it.
+#: are setup's, :data:`biblios_env.engine.setup.SETUP_RULES`): the game of the rules;
+#: ``"mini"``, a two-player game so small that exact methods solve it in a few iterations; and
+#: ``"small"``, a two-player game whose exact solution still takes solvers real work.
 STANDARD_PRESET: Final = "standard"
 MINI_PRESET: Final = "mini"
-PRESETS: Final = (STANDARD_PRESET, MINI_PRESET)
+SMALL_PRESET: Final = "small"
+PRESETS: Final = (STANDARD_PRESET, MINI_PRESET, SMALL_PRESET)

@@ -23,6 +23,7 @@ from biblios_env.engine.flow import (
     PHASE_END,
     RESUME_PLACING,
     RESUME_TAKING,
+    STANDARD_PRESET,
 )
 from biblios_env.engine.scoring import score
 from biblios_env.engine.state import NO_SEAT, State, await_chance
@@ -47,9 +48,10 @@ def legal_actions(state: State) -> list[int]:
     """
     decision = state.decision
     if decision == DECISION_BID:
-        if state.strict_bids:
+        if state.strict_bids or state.preset != STANDARD_PRESET:
             return auctions.bid_legal_actions(state)
-        return _OPEN_BIDS[state.high_bid][:]  # bid_legal_actions() without strict bids, saving a call
+        # bid_legal_actions() for the standard game without strict bids, saving a call
+        return _OPEN_BIDS[state.high_bid][:]
     if decision == DECISION_PAY:
         return auctions.pay_legal_actions(state)
     if decision == DECISION_PLACE:

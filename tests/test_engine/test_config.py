@@ -32,7 +32,7 @@ def test_defaults_are_the_rules_two_player_game() -> None:
         ({"strict_bids": 1}, "strict_bids must be True or False, got 1"),
         ({"num_players": 3, "first_player": 3}, "first_player must be an int in 0..2 for 3 players, got 3"),
         ({"auction_order": "random"}, "auction_order must be one of 'shuffle', 'placed', got 'random'"),
-        ({"preset": "tiny"}, "preset must be one of 'standard', 'mini', got 'tiny'"),
+        ({"preset": "tiny"}, "preset must be one of 'standard', 'mini', 'small', got 'tiny'"),
         ({"num_players": 3, "preset": "mini"}, "the 'mini' preset is for 2 players, got 3"),
     ],
 )

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
+from biblios_env.actions import describe
 from biblios_env.cards import GOLD_IDS_BY_VALUE, GOLD_VALUES
 from biblios_env.engine import Game, IllegalActionError
 from biblios_env.engine.flow import CHANCE_DRAW, CHANCE_PENALTY_PICK, CHANCE_REMOVAL, CHANCE_REVEAL, NO_SEAT
@@ -137,3 +138,44 @@ def test_the_placed_auction_order_is_no_random_event() -> None:
 def test_a_game_with_explicit_chance_is_not_logged() -> None:
     with pytest.raises(ValueError, match="a game with explicit chance cannot be logged"):
         to_log(Game(3, explicit_chance=True))
+
+
+@pytest.mark.parametrize(("players", "preset"), [(2, "small"), (3, "standard"), (4, "standard")])
+def test_a_clone_at_a_penalty_pick_leaves_its_original_alone(players: int, preset: str) -> None:
+    """Tree search and OpenSpiel's solvers clone a position and try every outcome from it: a pick
+    applied to one copy must not change what the next pick does in another."""
+    for seed in range(60):
+        game = Game(players, seed=seed, preset=preset, explicit_chance=True)
+        rng = random.Random(seed)
+        history: list[int] = []
+        while not game.is_over and not (game.is_chance_node and game.state.chance_kind == CHANCE_PENALTY_PICK):
+            legal = game.legal_actions()
+            refuse = [action for action in legal if describe(action).startswith("REFUSE")]
+            bids = [action for action in legal if describe(action).startswith("BID")]
+            history.append(refuse[0] if refuse else rng.choice(bids) if bids else rng.choice(legal))
+            game.apply(history[-1])
+        if game.is_over:
+            continue
+
+        expected = {card: _after(_replayed(players, seed, preset, history), card) for card, _ in game.chance_outcomes()}
+        sibling = game.clone()
+        for card in expected:
+            sibling.clone().apply(card)
+        assert {card: _after(game.clone(), card) for card in expected} == expected
+        assert {card: _after(sibling.clone(), card) for card in expected} == expected
+        return
+    pytest.fail("no game reached a penalty")
+
+
+def _replayed(players: int, seed: int, preset: str, history: list[int]) -> Game:
+    """The position after ``history``, played afresh (shares nothing with any other game)."""
+    game = Game(players, seed=seed, preset=preset, explicit_chance=True)
+    for action in history:
+        game.apply(action)
+    return game
+
+
+def _after(game: Game, card: int) -> tuple[object, ...]:
+    game.apply(card)
+    snapshot = game.snapshot()
+    return (snapshot["hands"], game.state.chance[-1], game.is_chance_node, game.state.current_player)

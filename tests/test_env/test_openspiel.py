@@ -26,7 +26,6 @@ from biblios_env.engine.state import NO_CARD, NO_SEAT, State  # noqa: E402
 from biblios_env.engine.views import PlayerView, player_view  # noqa: E402
 from biblios_env.openspiel import BibliosState  # noqa: E402
 from biblios_env.pettingzoo_env import raw_env  # noqa: E402
-from experiments.openspiel_cfr import checkpoints, load_mini, main, solve, tree_size  # noqa: E402
 
 CONFIGS = [(players, penalty) for players in (2, 3, 4) for penalty in ("standard", "bluffs")]
 
@@ -397,30 +396,12 @@ def test_a_penalty_card_told_to_the_wrong_seat_or_to_every_seat_is_caught(monkey
 
 
 # --------------------------------------------------------------------------- the mini preset: exact methods
-def test_the_mini_preset_passes_openspiels_checks() -> None:
-    for strict in (False, True):
-        game = load(2, preset="mini", strict_bids=strict)
-        pyspiel.random_sim_test(game, num_sims=5, serialize=True, verbose=False)
+def test_the_mini_and_small_presets_pass_openspiels_checks() -> None:
+    for preset in ("mini", "small"):
+        for strict in (False, True):
+            game = load(2, preset=preset, strict_bids=strict)
+            pyspiel.random_sim_test(game, num_sims=5, serialize=True, verbose=False)
     with pytest.raises(ValueError, match="the 'mini' preset is for 2 players, got 3"):
         load(3, preset="mini")
-
-
-def test_cfr_on_the_mini_preset_reduces_exploitability() -> None:
-    """OpenSpiel's CFR solves the mini game: the average policy's exploitability falls as it learns."""
-    rows = list(solve("cfr", 4))
-    assert [row.iterations for row in rows] == checkpoints(4) == [1, 2, 4]
-    first, last = rows[0].exploitability, rows[-1].exploitability
-    assert 0 <= last < first / 2, [row.exploitability for row in rows]
-    size = tree_size(load_mini())
-    assert size.terminal < size.histories < 3_000 and 0 < size.information_states < size.histories
-
-
-def test_the_cfr_command_writes_its_table_and_plot(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
-    from pathlib import Path
-
-    out = Path(str(tmp_path)) / "cfr"
-    assert main(["--iterations", "2", "--solver", "cfr+", "--out", str(out)]) == 0
-    lines = (out / "cfr.csv").read_text().splitlines()
-    assert lines[0] == "iterations,exploitability,seconds" and len(lines) == 3
-    assert (out / "cfr.png").stat().st_size > 1000
-    assert "exploitability" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="the 'small' preset is for 2 players, got 4"):
+        load(4, preset="small")

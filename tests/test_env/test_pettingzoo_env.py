@@ -145,6 +145,16 @@ def test_api_test_passes_as_pettingzoo_ships_it(num_players: int) -> None:
         api_test(biblios_env.env(num_players=num_players))
 
 
+@pytest.mark.parametrize("preset", ["mini", "small"])
+def test_api_test_passes_on_the_small_presets(preset: str) -> None:
+    """The two-player games for exact methods are the same environment: PettingZoo's checks pass."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        api_test(biblios_env.env(num_players=2, preset=preset), num_cycles=100)
+    with pytest.raises(ValueError, match=f"the '{preset}' preset is for 2 players, got 3"):
+        biblios_env.env(num_players=3, preset=preset)
+
+
 def test_the_api_test_probe_warning_is_the_one_reset_gives() -> None:
     """The strict api_test run lets exactly this warning through: it must stay the real text."""
     with pytest.warns(UserWarning) as caught:

@@ -75,6 +75,7 @@ GAME_OPTIONS = [
     pytest.param(3, {"penalty": "bluffs", "strict_bids": True}, id="3p-bluffs-strict"),
     pytest.param(4, {"strict_bids": True, "first_player": 2}, id="4p-strict-first2"),
     pytest.param(2, {"preset": "mini"}, id="2p-mini"),
+    pytest.param(2, {"preset": "small"}, id="2p-small"),
     pytest.param(3, {"expose_forced": True, "reward": "vp"}, id="3p-forced-vp"),
 ]
 

@@ -14,19 +14,22 @@ from pathlib import Path
 import pytest
 
 from experiments import openspiel_cfr, play, replay, serve, tournament, train_network, train_ppo, train_rllib
+from experiments.benchmarks import efg as efg_benchmark
 from experiments.benchmarks import engine as benchmark
 from experiments.benchmarks import instructions as instruction_count
 from experiments.common.cli import CONSOLE_SCRIPTS, HelpFormatter, add_config_arguments, invocation_note, program_name
-from experiments.studies import belief_error, openspiel_duel
+from experiments.studies import belief_error, exploitability, openspiel_duel
 
 ROOT = Path(__file__).resolve().parents[2]
 
 #: Every command line of experiments/ whose parser this file checks, by module.
 PARSERS: dict[str, Callable[[], argparse.ArgumentParser]] = {
     "experiments.studies.belief_error": belief_error.build_parser,
+    "experiments.benchmarks.efg": efg_benchmark.build_parser,
     "experiments.benchmarks.engine": benchmark.build_parser,
     "experiments.benchmarks.instructions": instruction_count.build_parser,
     "experiments.openspiel_cfr": openspiel_cfr.build_parser,
+    "experiments.studies.exploitability": exploitability.build_parser,
     "experiments.studies.openspiel_duel": openspiel_duel.build_parser,
     "experiments.play": play.build_parser,
     "experiments.replay": replay.build_parser,
