@@ -238,3 +238,17 @@ def test_the_exploitability_study_builds_each_agents_policy(mini: tuple[str, Any
         "random",
         "hoarder",
     ]
+
+
+def test_dcfr_is_refused_on_a_tree_too_large_for_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Asked for, it is a clear error; in the default list it is skipped with a note."""
+    from experiments import openspiel_cfr
+
+    monkeypatch.setattr(openspiel_cfr, "DCFR_MAX_HISTORIES", 1_000)
+    assert main(["--solver", "dcfr", "--iterations", "1"]) == 2
+    assert "dcfr (OpenSpiel's Python solver) needs more memory" in capsys.readouterr().err
+    assert main(["--iterations", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "skipping dcfr" in printed and "  dcfr " not in printed and "   cfr " in printed
