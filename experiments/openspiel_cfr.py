@@ -202,6 +202,16 @@ def write_outputs(out: Path, preset: str, rows: list[Checkpoint]) -> None:
     plt.close(figure)
 
 
+def openspiel_available() -> bool:
+    """Whether OpenSpiel imports; if not, say which extra installs it (the commands exit with 2)."""
+    try:
+        import pyspiel  # noqa: F401
+    except ImportError as error:
+        print(f"error: {error}; install the openspiel extra: pip install -e '.[openspiel]'", file=sys.stderr)
+        return False
+    return True
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=program_name("experiments.openspiel_cfr"),
@@ -233,10 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        import pyspiel  # noqa: F401
-    except ImportError as error:
-        print(f"error: {error}; install the openspiel extra: pip install -e '.[openspiel]'", file=sys.stderr)
+    if not openspiel_available():
         return 2
     solvers = list(dict.fromkeys(args.solver or SOLVER_NAMES))
     start = time.perf_counter()
