@@ -11,7 +11,10 @@ driving the C++ tree; on ``mini`` only, as on ``small`` it needs more than 24 GB
 0 at a Nash equilibrium) and prints the game value for the first player under the least
 exploitable average policy found. With ``--out DIR`` it writes ``cfr.csv`` and the log-log plot
 ``cfr.png`` (exploitability against iterations and against seconds); ``--efg FILE`` keeps the
-exported tree (Gambit and ``pyspiel.load_efg_game`` read it).
+exported tree (Gambit and ``pyspiel.load_efg_game`` read it). Where the tree is small enough
+(:data:`experiments.gambit_lp.LP_MAX_HISTORIES`: ``mini``) and the ``gambit`` extra is installed,
+Gambit's sequence-form LP solves it outright and its equilibrium's value and exploitability
+cross-check the solvers' (:mod:`experiments.gambit_lp`).
 
     python -m experiments.openspiel_cfr --preset small --iterations 256 --out runs/cfr-small
 
@@ -29,9 +32,12 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from experiments.common.cli import at_least, invocation_note, positive, program_name
+
+if TYPE_CHECKING:
+    from experiments.gambit_lp import LpSolution
 
 #: The game each preset is solved as: two players, zero-sum ``win`` reward.
 PRESET_PARAMETERS: dict[str, dict[str, Any]] = {
@@ -202,6 +208,27 @@ def write_outputs(out: Path, preset: str, rows: list[Checkpoint]) -> None:
     plt.close(figure)
 
 
+def report_lp(text: str, game: Any, size: TreeSize, best: Checkpoint) -> LpSolution | None:
+    """Solve the tree by Gambit's sequence-form LP where it fits, say whether its value agrees
+    with ``best``'s (within twice its exploitability, as that bound allows), and return it."""
+    from experiments.gambit_lp import LP_MAX_HISTORIES, gambit_available, lp_equilibrium
+
+    if size.histories > LP_MAX_HISTORIES:
+        print(f"no sequence-form LP: {size.histories:,} histories (Gambit's dense LP runs up to {LP_MAX_HISTORIES:,})")
+        return None
+    if not gambit_available():
+        print("no sequence-form LP: install the gambit extra (pip install -e '.[gambit]')")
+        return None
+    _, lp = lp_equilibrium(text, game)
+    agrees = best.value is not None and abs(lp.value - best.value) <= 2 * best.exploitability + 1e-9
+    print(
+        f"sequence-form LP (Gambit, {lp.seconds:.1f} s): game value for player 1 {lp.value:+.5f}, its "
+        f"exploitability {lp.exploitability:.2g} ({lp.empty_information_sets} of {lp.information_sets} "
+        f"information sets filled uniformly); {'agrees' if agrees else 'DISAGREES'} with {best.solver}'s value"
+    )
+    return lp
+
+
 def openspiel_available() -> bool:
     """Whether OpenSpiel imports; if not, say which extra installs it (the commands exit with 2)."""
     try:
@@ -281,6 +308,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"game value for player 1 under {best.solver}'s average policy after {best.iterations} iterations: "
         f"{best.value:+.5f} (within {2 * best.exploitability:.5f} of the exact value)"
     )
+    report_lp(text, game, size, best)
     if args.out is not None:
         write_outputs(args.out, args.preset, rows)
         print(f"wrote {args.out / 'cfr.csv'} and {args.out / 'cfr.png'}")

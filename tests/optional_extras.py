@@ -29,6 +29,7 @@ EXTRAS = {
     "supersuit": "supersuit",
     "pyspiel": "openspiel",
     "biblios_env.openspiel": "openspiel",
+    "pygambit": "gambit",
     "starlette": "serve",
 }
 

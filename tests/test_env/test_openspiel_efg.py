@@ -26,7 +26,15 @@ from open_spiel.python.algorithms import exploitability as python_exploitability
 from biblios_env.actions import describe  # noqa: E402
 from biblios_env.cards import card_name  # noqa: E402
 from biblios_env.openspiel import efg_text  # noqa: E402
-from experiments.openspiel_cfr import PRESET_PARAMETERS, checkpoints, efg_tree_size, main, solve  # noqa: E402
+from experiments import gambit_lp  # noqa: E402
+from experiments.openspiel_cfr import (  # noqa: E402
+    PRESET_PARAMETERS,
+    checkpoints,
+    efg_tree_size,
+    main,
+    report_lp,
+    solve,
+)
 
 MINI = PRESET_PARAMETERS["mini"]
 SMALL = PRESET_PARAMETERS["small"]
@@ -169,7 +177,11 @@ def test_every_solver_reduces_exploitability_on_mini(mini: tuple[str, Any], solv
     assert 0 <= rows[-1].exploitability < rows[0].exploitability, [row.exploitability for row in rows]
 
 
-def test_the_cfr_command_writes_its_table_plot_and_tree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_cfr_command_writes_its_table_plot_and_tree(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(The sequence-form LP, 20 s, is tested by itself below; here it is off.)"""
+    monkeypatch.setattr(gambit_lp, "LP_MAX_HISTORIES", 1_000)
     out, efg = tmp_path / "cfr", tmp_path / "mini.efg"
     assert (
         main(["--iterations", "2", "--solver", "cfr+", "--solver", "mccfr", "--out", str(out), "--efg", str(efg)]) == 0
@@ -181,6 +193,22 @@ def test_the_cfr_command_writes_its_table_plot_and_tree(tmp_path: Path, capsys: 
     assert pyspiel.load_efg_game(efg.read_text()).num_players() == 2
     printed = capsys.readouterr().out
     assert "1,673 histories" in printed and "game value for player 1" in printed
+    assert "no sequence-form LP: 1,673 histories (Gambit's dense LP runs up to 1,000)" in printed
+
+
+def test_the_sequence_form_lp_finds_the_equilibrium_cfr_plus_converges_to(
+    mini: tuple[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two independent solvers on the exported tree: Gambit's LP profile is an exact equilibrium
+    by OpenSpiel's best responses, and its value is the one CFR+ converges to."""
+    require("pygambit")
+    text, game = mini
+    cfr_plus = list(solve("cfr+", game, 256))[-1]
+    lp = report_lp(text, game, efg_tree_size(text), cfr_plus)
+    assert lp is not None and lp.information_sets == 694
+    assert abs(lp.exploitability) < 1e-9, lp
+    assert abs(lp.value - cfr_plus.value) <= 2 * cfr_plus.exploitability, (lp, cfr_plus)
+    assert "agrees with cfr+'s value" in capsys.readouterr().out
 
 
 def test_the_efg_benchmark_measures_the_mini_preset(tmp_path: Path) -> None:
@@ -247,6 +275,7 @@ def test_dcfr_is_refused_on_a_tree_too_large_for_it(
     from experiments import openspiel_cfr
 
     monkeypatch.setattr(openspiel_cfr, "DCFR_MAX_HISTORIES", 1_000)
+    monkeypatch.setattr(gambit_lp, "LP_MAX_HISTORIES", 1_000)
     assert main(["--solver", "dcfr", "--iterations", "1"]) == 2
     assert "dcfr (OpenSpiel's Python solver) needs more memory" in capsys.readouterr().err
     assert main(["--iterations", "1"]) == 0

@@ -44,6 +44,7 @@ EXPERIMENT_PACKAGES: Final = (
     "supersuit",
     "pyspiel",
     "open_spiel",
+    "pygambit",
 )
 
 #: The layers, lowest first: the modules of each (a name ending in ``.*`` covers a package's
@@ -128,6 +129,7 @@ LAYERS: Final[tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]] = (
             "experiments.train_rllib",
             "experiments.train_selfplay",
             "experiments.openspiel_cfr",
+            "experiments.gambit_lp",
             "experiments.benchmarks",
             "experiments.benchmarks.*",
             "experiments.studies",
