@@ -56,7 +56,8 @@ def evaluate(
 
 def plot_learning_curve(rows: Sequence[dict[str, Any]], step: str, path: Path, title: str, xlabel: str) -> Path | None:
     """Win rate against each evaluation opponent over ``step`` (a column of the rows), the 95%
-    interval as a band and each player count's fair share dashed; ``None`` without rows."""
+    interval as a band and each player count's fair share dashed; ``None`` without rows. Rows
+    with a ``run`` column (several runs in one figure) draw one curve per run."""
     if not rows:
         return None
     # A bare Figure renders to a file without pyplot: no backend switch under a notebook's inline plots.
@@ -65,17 +66,17 @@ def plot_learning_curve(rows: Sequence[dict[str, Any]], step: str, path: Path, t
 
     figure = Figure(figsize=(8, 4.5))
     axes = figure.add_subplot()
-    series: dict[tuple[int, str], list[dict[str, Any]]] = {}
+    series: dict[tuple[int, str, str], list[dict[str, Any]]] = {}
     for row in rows:
-        series.setdefault((int(row["players"]), str(row["opponent"])), []).append(row)
-    several_counts = len({players for players, _ in series}) > 1
-    for (players, opponent), points in sorted(series.items()):
+        series.setdefault((int(row["players"]), str(row["opponent"]), str(row.get("run", ""))), []).append(row)
+    several_counts = len({players for players, _, _ in series}) > 1
+    for (players, opponent, run), points in sorted(series.items()):
         x = [float(point[step]) for point in points]
-        label = f"vs {opponent}" + (f" ({players} players)" if several_counts else "")
+        label = f"{run + ' ' if run else ''}vs {opponent}" + (f" ({players} players)" if several_counts else "")
         (line,) = axes.plot(x, [float(p["win_rate"]) for p in points], marker="o", markersize=3, label=label)
         low, high = [float(p["ci_low"]) for p in points], [float(p["ci_high"]) for p in points]
         axes.fill_between(x, low, high, color=line.get_color(), alpha=0.15)
-    for players in sorted({players for players, _ in series}):
+    for players in sorted({players for players, _, _ in series}):
         axes.axhline(1 / players, color="grey", linestyle="--", linewidth=1)
     axes.set_ylim(0, 1)
     axes.yaxis.set_major_formatter(PercentFormatter(1.0))

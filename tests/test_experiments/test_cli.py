@@ -18,7 +18,7 @@ from experiments.benchmarks import efg as efg_benchmark
 from experiments.benchmarks import engine as benchmark
 from experiments.benchmarks import instructions as instruction_count
 from experiments.common.cli import CONSOLE_SCRIPTS, HelpFormatter, add_config_arguments, invocation_note, program_name
-from experiments.studies import belief_error, exploitability, openspiel_duel
+from experiments.studies import belief_error, exploitability, learning_curves, openspiel_duel
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,6 +30,7 @@ PARSERS: dict[str, Callable[[], argparse.ArgumentParser]] = {
     "experiments.benchmarks.instructions": instruction_count.build_parser,
     "experiments.openspiel_cfr": openspiel_cfr.build_parser,
     "experiments.studies.exploitability": exploitability.build_parser,
+    "experiments.studies.learning_curves": learning_curves.build_parser,
     "experiments.studies.openspiel_duel": openspiel_duel.build_parser,
     "experiments.play": play.build_parser,
     "experiments.replay": replay.build_parser,

@@ -6,7 +6,8 @@
   heuristics' replay included; DMC too).
 * A corrupt or foreign checkpoint is refused naming the file and why; an unknown opponent is an
   error before any work; a run folder that already holds a run is not overwritten.
-* The exported network plays as ``network:path=...`` in a tournament.
+* The exported network plays as ``network:path=...`` in a tournament; its evaluations plot, and
+  several runs' plot together (``experiments.studies.learning_curves``).
 """
 
 from __future__ import annotations
@@ -157,3 +158,16 @@ def test_an_evaluation_and_the_plot_are_written(tmp_path: Path) -> None:
         rows = list(csv.DictReader(handle))
     assert rows and rows[0]["opponent"] == "value" and int(rows[0]["games"]) == 2
     assert (args.out / "learning_curve.png").stat().st_size > 1000
+
+    from experiments.studies import learning_curves
+
+    second = tmp_path / "second"
+    second.mkdir()
+    (second / "eval.csv").write_text((args.out / "eval.csv").read_text())
+    figure = tmp_path / "curves.png"
+    assert learning_curves.main([str(args.out), str(second), "--out", str(figure)]) == 0
+    assert figure.stat().st_size > 1000
+    assert [row["run"] for row in learning_curves.curve_rows([args.out, second])] == ["run"] * len(rows) + [
+        "second"
+    ] * len(rows)
+    assert learning_curves.main([str(args.out), str(tmp_path / "empty"), "--out", str(figure)]) == 2
