@@ -2,7 +2,7 @@
 
 ``make_agent("network")`` plays the strongest shipped network for the game's player count
 (:data:`SHIPPED_NETWORKS`, chosen when the game starts, since the player count is known only
-then); ``network:path=FILE`` plays another network file (:mod:`agents.network`). A file trained
+then, or from the observations when it acts for a batch); ``network:path=FILE`` plays another network file (:mod:`agents.network`). A file trained
 on another observation/action layout is refused when the agent is built. The agent reads only
 its seat's observation vector and mask, and illegal actions get probability zero, so it can
 only ever choose a legal action.
@@ -19,12 +19,19 @@ import numpy as np
 from agents.heuristics import ValueAgent
 from agents.network import NumpyNetwork, file_version
 from biblios_env.agent_interface import AgentObservation
+from biblios_env.engine.setup import PLAYER_COUNTS
+from biblios_env.observations import SLICES
 
 POLICY_DIR: Final = Path(__file__).resolve().parent / "policies"
-#: The shipped network played at each player count (``policies/README.md`` says how it was trained).
-#: One network serves 2, 3 and 4 players through the padded observation: trained on all three
-#: counts at once, it shares what the counts have in common (card values, bidding, payments).
-SHIPPED_NETWORKS: Final = {players: POLICY_DIR / "network.npz" for players in (2, 3, 4)}
+#: The shipped network played at each player count (``policies/README.md`` says how each was
+#: trained and measured): the strongest file for that count. ``network.npz`` serves 2, 3 and 4
+#: players through the padded observation (trained on all three counts at once);
+#: ``network_2p.npz``, trained on from it by 2-player self-play, is stronger at 2 players.
+SHIPPED_NETWORKS: Final = {
+    2: POLICY_DIR / "network_2p.npz",
+    3: POLICY_DIR / "network.npz",
+    4: POLICY_DIR / "network.npz",
+}
 
 
 @lru_cache(maxsize=32)
@@ -37,6 +44,24 @@ def load_network(path: str | Path) -> NumpyNetwork:
     agents from one file, as tournaments do, costs nothing)."""
     hint = "train one with python -m experiments.train_network"
     return _cached(*file_version(path, (".npz",), "a network file ends in .npz", "network file", hint))
+
+
+def shipped_network(num_players: int) -> NumpyNetwork:
+    """The shipped network for ``num_players`` (:data:`SHIPPED_NETWORKS`)."""
+    shipped = SHIPPED_NETWORKS.get(num_players)
+    if shipped is None or not shipped.is_file():
+        raise ValueError(f"no shipped network for {num_players} players (expected {shipped})")
+    return load_network(shipped)
+
+
+def player_count(observations: np.ndarray) -> int:
+    """The player count of a batch of observation vectors (their ``num_players`` one-hot), which
+    every row must share."""
+    counts = np.unique(np.argmax(np.asarray(observations)[:, SLICES["num_players"]], axis=1))
+    if len(counts) != 1:
+        found = sorted(PLAYER_COUNTS[int(index)] for index in counts)
+        raise ValueError(f"a batch of observations must come from games of one player count, got {found}")
+    return PLAYER_COUNTS[int(counts[0])]
 
 
 class NetworkAgent:
@@ -75,20 +100,20 @@ class NetworkAgent:
         self.rng = np.random.default_rng(seed)
         self.heuristic.start_game(seat, num_players, seed)
         if self.shipped:
-            shipped = SHIPPED_NETWORKS.get(num_players)
-            if shipped is None or not shipped.is_file():
-                raise ValueError(f"no shipped network for {num_players} players (expected {shipped})")
-            self.network = load_network(shipped)
+            self.network = shipped_network(num_players)
         players = self.network.metadata.get("players") if self.network is not None else None
         if players is not None and num_players not in players:
             raise ValueError(f"network {self.path} was trained for {players} players, not {num_players}")
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """Many decisions at once, one forward (a :class:`~biblios_env.agent_interface.BatchAgent`,
-        which the batched games call for every game where this agent is to act). The shipped
-        network serves every player count. A network that reads the value heuristic's proposal
-        needs each game's view: it plays per game (:meth:`act`)."""
-        network = self.network if self.network is not None else load_network(SHIPPED_NETWORKS[2])
+        which the batched games call for every game where this agent is to act). Playing the
+        shipped networks, the observations' player count picks the file (a batch agent may never
+        be started). A network that reads the value heuristic's proposal needs each game's view:
+        it plays per game (:meth:`act`)."""
+        network = self.network
+        if self.shipped or network is None:
+            network = shipped_network(player_count(observations))
         if network.inputs != "observation":
             raise ValueError(
                 f"network {self.path} reads {network.inputs!r}, which needs each game's view: it cannot act for a batch"

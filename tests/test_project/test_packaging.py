@@ -49,7 +49,14 @@ CONSOLE_SCRIPTS = {
     "biblios-train": "experiments.train_network:main",
     "biblios-train-selfplay": "experiments.train_selfplay:main",
 }
-SHIPPED_POLICY_FILES = ("ppo_2p.npz", "ppo_2p.json", "ppo_2p_learning_curve.png", "network.npz", "README.md")
+SHIPPED_POLICY_FILES = (
+    "ppo_2p.npz",
+    "ppo_2p.json",
+    "ppo_2p_learning_curve.png",
+    "network.npz",
+    "network_2p.npz",
+    "README.md",
+)
 PACKAGES = ("biblios_env", "agents", "experiments")
 
 
