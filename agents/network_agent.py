@@ -2,10 +2,10 @@
 
 ``make_agent("network")`` plays the strongest shipped network for the game's player count
 (:data:`SHIPPED_NETWORKS`, chosen when the game starts, since the player count is known only
-then, or from the observations when it acts for a batch); ``network:path=FILE`` plays another network file (:mod:`agents.network`). A file trained
-on another observation/action layout is refused when the agent is built. The agent reads only
-its seat's observation vector and mask, and illegal actions get probability zero, so it can
-only ever choose a legal action.
+then, or from the observations when it acts for a batch); ``network:path=FILE`` plays another
+network file (:mod:`agents.network`). A file trained on another observation/action layout is
+refused when the agent is built. The agent reads only its seat's observation vector and mask,
+and illegal actions get probability zero, so it can only ever choose a legal action.
 """
 
 from __future__ import annotations
