@@ -2,8 +2,9 @@
 moves, the rollouts, the rewards and the budget (:class:`SearchAgent`).
 
 A search agent plays its heuristic (by default the ``value`` heuristic,
-:class:`agents.heuristics.ValueAgent`, run on the agent's own observation) at every decision,
-and searches only the decisions listed in ``searched``: there its search
+:class:`agents.heuristics.ValueAgent`, run on the agent's own observation; with
+``proposer=network`` the shipped network) at every decision, and searches only the decisions
+listed in ``searched``: there its search
 (:mod:`agents.search.flat` or :mod:`agents.search.tree`) may overrule the heuristic. Decisions
 with a single candidate move are the heuristic's too.
 
@@ -58,10 +59,11 @@ from mypy_extensions import mypyc_attr
 
 from agents.belief import Belief, PlainBelief, make_belief
 from agents.heuristics import HeuristicAgent, ValueAgent
+from agents.network_agent import NetworkAgent
 from agents.rollout_policy import RolloutPolicy, play_on
 from agents.search.options import SPEC_DEFAULTS, Rollout, SearchOptions
 from biblios_env.actions import BID_BASE, MAX_BID, PASS, PAY_BASE, REFUSE
-from biblios_env.agent_interface import AgentObservation
+from biblios_env.agent_interface import Agent, AgentObservation
 from biblios_env.engine import rules
 from biblios_env.engine.auctions import capacity
 from biblios_env.engine.flow import DECISION_BID, DECISION_NONE, DECISION_PAY
@@ -84,7 +86,9 @@ class SearchAgent:
         options: how it searches (``None``: the defaults).
         seed: seeds the agent's generator when ``start_game`` gets no seed.
         heuristic: plays every decision that is not searched and proposes the move the search
-            must beat at one that is (``None``: ``ValueAgent()``).
+            must beat at one that is (``None``: ``ValueAgent()``), unless ``options.proposer``
+            names the shipped network for that; it also sets the searcher's own bid limit in the
+            ``value`` opponent model.
         policy: plays every seat in the simulations (``rollout=policy``), picks the cards of a
             searched payment and scores a position at the ``horizon`` (``None``: a
             :class:`RolloutPolicy` with ``options.policy``, so giving both is a ValueError).
@@ -124,6 +128,8 @@ class SearchAgent:
         self.rng = random.Random(seed)
         self.policy = RolloutPolicy(rng=self.rng, **(options.policy or {})) if policy is None else policy
         self.heuristic: HeuristicAgent = ValueAgent() if heuristic is None else heuristic
+        #: Plays the unsearched decisions and proposes the move to beat (``options.proposer``).
+        self.proposer: Agent = self.heuristic if options.proposer == "value" else NetworkAgent()
         #: The determinization sampler (a seam: the leakage tests plant a leaky one here).
         self.sampler: Callable[[PlayerView, random.Random], State] = sample_state
         #: The belief that deals the determinizations (``None``: the sampler, one per iteration).
@@ -147,6 +153,8 @@ class SearchAgent:
         self.policy.rng = self.rng
         self.heuristic.start_game(seat, num_players)
         self.heuristic.rng = self.rng
+        if self.proposer is not self.heuristic:  # the network is deterministic: no stream
+            self.proposer.start_game(seat, num_players, seed)
         self.last_search = {}
         if self.belief is not None:
             self.belief.start_game(seat, num_players)
@@ -167,7 +175,7 @@ class SearchAgent:
             self.belief.observe(observation.view)
         if len(legal) == 1:
             return legal[0]
-        default = self.heuristic.act(observation)
+        default = self.proposer.act(observation)
         if observation.view.decision not in self.searched:
             return default
         moves = self.moves(self.sampler(observation.view, self.rng))

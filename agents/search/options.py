@@ -51,6 +51,9 @@ SEARCHABLE: Final = {
     "church": Decision.CHURCH,
 }
 
+#: The agents that can propose the move a search must beat (``proposer``): the ``value``
+#: heuristic, or the shipped ``network`` for the game's player count.
+PROPOSERS: Final = ("value", "network")
 #: The parameters of the ``ismcts`` agent spec, in the order ``--list-agents`` shows them, with
 #: their defaults as a spec writes them. Each sets the option of its name, except ``mode`` (the
 #: search, a :class:`SearchMode` value) and ``seed`` (the agent's seed). The search agents carry
@@ -76,6 +79,7 @@ SPEC_DEFAULTS: Final[dict[str, Any]] = {
     "min_iterations": 20,
     "belief": PlainBelief.name,
     "belief_weights": False,
+    "proposer": "value",
 }
 
 
@@ -113,6 +117,10 @@ class SearchOptions:
         belief_weights: the flat search plays the belief's states as drawn and weights each by the
             belief in its means and its gate (the evidence counted as the effective number of
             states), instead of states resampled by those weights, which repeat.
+        proposer: the agent that plays every decision not searched and proposes the move the
+            search must beat at one that is (:data:`PROPOSERS`): the ``value`` heuristic, or the
+            shipped ``network`` for the game's player count (the search then corrects the
+            network; its rollouts and opponent models stay the heuristic's).
     """
 
     iterations: int | None = 60
@@ -133,6 +141,7 @@ class SearchOptions:
     min_iterations: int = 20
     belief: str = PlainBelief.name
     belief_weights: bool = False
+    proposer: str = "value"
 
     def __post_init__(self) -> None:
         """Check every option (ValueError naming the first bad one) and store numbers as their
@@ -154,6 +163,8 @@ class SearchOptions:
         self._set("belief_weights", bool(self.belief_weights))
         if not isinstance(self.belief, str) or self.belief not in BELIEFS:
             raise ValueError(f"belief must be one of {tuple(BELIEFS)}, got {self.belief!r}")
+        if self.proposer not in PROPOSERS:
+            raise ValueError(f"proposer must be one of {PROPOSERS}, got {self.proposer!r}")
 
     def _set(self, name: str, value: object) -> None:
         object.__setattr__(self, name, value)
@@ -193,4 +204,4 @@ def _bid_raises(bid_raises: Iterable[int]) -> tuple[int, ...]:
     return raises
 
 
-__all__ = ["SEARCHABLE", "SPEC_DEFAULTS", "OpponentModel", "Rollout", "SearchMode", "SearchOptions"]
+__all__ = ["PROPOSERS", "SEARCHABLE", "SPEC_DEFAULTS", "OpponentModel", "Rollout", "SearchMode", "SearchOptions"]
