@@ -1,12 +1,12 @@
 """What both search agents share: the heuristic default, the determinizations, the searched
 moves, the rollouts, the rewards and the budget (:class:`SearchAgent`).
 
-A search agent plays its heuristic (by default the ``value`` heuristic,
-:class:`agents.heuristics.ValueAgent`, run on the agent's own observation; with
-``proposer=network`` the shipped network) at every decision, and searches only the decisions
-listed in ``searched``: there its search
-(:mod:`agents.search.flat` or :mod:`agents.search.tree`) may overrule the heuristic. Decisions
-with a single candidate move are the heuristic's too.
+A search agent plays its heuristic (the ``value`` heuristic, :class:`agents.heuristics.ValueAgent`,
+run on the agent's own observation; the shipped network instead with ``proposer=network``, and by
+default at 2 players, where it is the stronger) at every decision, and searches only the
+decisions listed in ``searched``: there its search (:mod:`agents.search.flat` or
+:mod:`agents.search.tree`) may overrule the heuristic. Decisions with a single candidate move are
+the heuristic's too.
 
 Every simulation starts from a **determinization**: a full game state consistent with the
 searching seat's view (:func:`biblios_env.engine.sampling.sample_state`: exact card counting;
@@ -61,7 +61,7 @@ from agents.belief import Belief, PlainBelief, make_belief
 from agents.heuristics import HeuristicAgent, ValueAgent
 from agents.network_agent import NetworkAgent
 from agents.rollout_policy import RolloutPolicy, play_on
-from agents.search.options import SPEC_DEFAULTS, Rollout, SearchOptions
+from agents.search.options import NETWORK_PROPOSES, SPEC_DEFAULTS, Rollout, SearchOptions
 from biblios_env.actions import BID_BASE, MAX_BID, PASS, PAY_BASE, REFUSE
 from biblios_env.agent_interface import Agent, AgentObservation
 from biblios_env.engine import rules
@@ -87,8 +87,9 @@ class SearchAgent:
         seed: seeds the agent's generator when ``start_game`` gets no seed.
         heuristic: plays every decision that is not searched and proposes the move the search
             must beat at one that is (``None``: ``ValueAgent()``), unless ``options.proposer``
-            names the shipped network for that; it also sets the searcher's own bid limit in the
-            ``value`` opponent model.
+            has the shipped network do that at the game's player count (``auto``, the default,
+            does at 2 players: give ``proposer="value"`` to have this heuristic propose there);
+            it also sets the searcher's own bid limit in the ``value`` opponent model.
         policy: plays every seat in the simulations (``rollout=policy``), picks the cards of a
             searched payment and scores a position at the ``horizon`` (``None``: a
             :class:`RolloutPolicy` with ``options.policy``, so giving both is a ValueError).
@@ -128,8 +129,10 @@ class SearchAgent:
         self.rng = random.Random(seed)
         self.policy = RolloutPolicy(rng=self.rng, **(options.policy or {})) if policy is None else policy
         self.heuristic: HeuristicAgent = ValueAgent() if heuristic is None else heuristic
-        #: Plays the unsearched decisions and proposes the move to beat (``options.proposer``).
-        self.proposer: Agent = self.heuristic if options.proposer == "value" else NetworkAgent()
+        #: Plays the unsearched decisions and proposes the move to beat (``options.proposer``,
+        #: chosen by ``start_game``: ``auto`` depends on the player count).
+        self.proposer: Agent = self.heuristic
+        self.network: Agent | None = None if options.proposer == "value" else NetworkAgent()
         #: The determinization sampler (a seam: the leakage tests plant a leaky one here).
         self.sampler: Callable[[PlayerView, random.Random], State] = sample_state
         #: The belief that deals the determinizations (``None``: the sampler, one per iteration).
@@ -153,8 +156,12 @@ class SearchAgent:
         self.policy.rng = self.rng
         self.heuristic.start_game(seat, num_players)
         self.heuristic.rng = self.rng
-        if self.proposer is not self.heuristic:  # the network is deterministic: no stream
-            self.proposer.start_game(seat, num_players, seed)
+        proposer = self.options.proposer
+        network_proposes = proposer == "network" or (proposer == "auto" and num_players in NETWORK_PROPOSES)
+        self.proposer = self.heuristic
+        if self.network is not None and network_proposes:  # the network is deterministic: no stream
+            self.network.start_game(seat, num_players, seed)
+            self.proposer = self.network
         self.last_search = {}
         if self.belief is not None:
             self.belief.start_game(seat, num_players)

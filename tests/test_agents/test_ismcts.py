@@ -105,7 +105,7 @@ def replay_against_twin(agent: SearchAgent, seed: int, decisions: int) -> list[t
 
 
 def test_unsearched_decisions_are_the_heuristics_and_bids_are_searched() -> None:
-    records = replay_against_twin(FlatSearch(SearchOptions(iterations=3)), seed=11, decisions=60)
+    records = replay_against_twin(FlatSearch(SearchOptions(iterations=3, proposer="value")), seed=11, decisions=60)
     assert any(decision == Decision.BID for decision, *_ in records)
     for decision, action, proposal, search in records:
         if decision != Decision.BID:
@@ -119,9 +119,13 @@ def test_unsearched_decisions_are_the_heuristics_and_bids_are_searched() -> None
 def test_gate_keeps_the_heuristics_bid_unless_the_evidence_is_clear() -> None:
     """An infinite gate never overrules the heuristic; without a gate the best mean is played,
     which differs from the heuristic somewhere in a game."""
-    kept = replay_against_twin(FlatSearch(SearchOptions(iterations=4, gate=float("inf"))), seed=12, decisions=60)
+    kept = replay_against_twin(
+        FlatSearch(SearchOptions(iterations=4, gate=float("inf"), proposer="value")), seed=12, decisions=60
+    )
     assert all(action == proposal for _, action, proposal, _ in kept)
-    free = replay_against_twin(FlatSearch(SearchOptions(iterations=4, gate=0.0)), seed=12, decisions=60)
+    free = replay_against_twin(
+        FlatSearch(SearchOptions(iterations=4, gate=0.0, proposer="value")), seed=12, decisions=60
+    )
     assert any(action != proposal for decision, action, proposal, _ in free if decision == Decision.BID)
 
 
@@ -163,7 +167,7 @@ class _Proposing(HoarderAgent):
 
 def test_the_heuristic_given_plays_the_unsearched_decisions() -> None:
     heuristic = _Proposing()
-    agent = FlatSearch(SearchOptions(iterations=2), heuristic=heuristic)
+    agent = FlatSearch(SearchOptions(iterations=2, proposer="value"), heuristic=heuristic)
     game = Game(2, seed=8)
     agent.start_game(0, 2, seed=8)
     assert heuristic.rng is agent.rng and agent.policy.rng is agent.rng

@@ -21,17 +21,25 @@ from experiments.common.match import AgentSpecError, build_agent, describe_agent
 
 
 def test_the_proposer_option_is_parsed_and_checked() -> None:
+    """By default (``auto``) the network proposes at the counts where it beats ``value`` (2
+    players), ``value`` at the others; ``network`` and ``value`` fix the proposer."""
     default = make_agent("ismcts")
-    assert isinstance(default, FlatSearch) and default.proposer is default.heuristic  # value proposes
+    for players, network_proposes in ((2, True), (3, False), (4, False), (2, True)):
+        default.start_game(0, players, seed=1)
+        assert isinstance(default.proposer, NetworkAgent) is network_proposes, players
+        assert network_proposes or default.proposer is default.heuristic
     agent = build_agent(parse_agent_spec("ismcts:proposer=network"))
+    agent.start_game(1, 3, seed=0)
     assert isinstance(agent, FlatSearch) and isinstance(agent.proposer, NetworkAgent)
-    assert isinstance(make_agent("ismcts", proposer="network", mode="tree").proposer, NetworkAgent)
-    with pytest.raises(ValueError, match=r"^proposer must be one of \('value', 'network'\), got 'ppo'$"):
+    tree = make_agent("ismcts", proposer="value", mode="tree")
+    tree.start_game(0, 2, seed=0)
+    assert isinstance(tree, TreeSearch) and tree.proposer is tree.heuristic and tree.network is None
+    with pytest.raises(ValueError, match=r"^proposer must be one of \('auto', 'value', 'network'\), got 'ppo'$"):
         SearchOptions(proposer="ppo")
-    with pytest.raises(AgentSpecError, match=r"proposer must be one of \('value', 'network'\), got 'x'"):
+    with pytest.raises(AgentSpecError, match=r"proposer must be one of \('auto', 'value', 'network'\), got 'x'"):
         build_agent(parse_agent_spec("ismcts:proposer=x"))
     parameters = describe_agent("ismcts").parameters
-    assert parameters is not None and "proposer=value" in parameters
+    assert parameters is not None and "proposer=auto" in parameters
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])
