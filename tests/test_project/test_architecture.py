@@ -130,6 +130,7 @@ LAYERS: Final[tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]] = (
             "experiments.train_selfplay",
             "experiments.openspiel_cfr",
             "experiments.gambit_lp",
+            "experiments.numpy_cfr",
             "experiments.benchmarks",
             "experiments.benchmarks.*",
             "experiments.studies",
