@@ -55,6 +55,7 @@ SHIPPED_POLICY_FILES = (
     "ppo_2p_learning_curve.png",
     "network.npz",
     "network_2p.npz",
+    "network_3p.npz",
     "README.md",
 )
 PACKAGES = ("biblios_env", "agents", "experiments")
