@@ -243,6 +243,7 @@ class EfgTree:
         infosets = self._remap[infoset_of_node[order][player_nodes]]
         representative[infosets[::-1]] = player_nodes[::-1]
         self.representative = representative
+        self._check_perfect_recall(player_nodes, infosets)
         #: Per player: the histories a move of that player led to (the edges whose regrets they own).
         self.moves = [np.flatnonzero(self.mover == player) for player in range(self.num_players)]
         #: Per player and sequence: how many of the player's moves come before its information set.
@@ -256,6 +257,27 @@ class EfgTree:
             (int(np.searchsorted(self.sequence_player, player)), int(np.searchsorted(self.sequence_player, player + 1)))
             for player in range(self.num_players)
         ]
+
+    def _check_perfect_recall(self, player_nodes: NDArray[np.int64], infosets: NDArray[np.int64]) -> None:
+        """Refuse a tree where two histories of one information set differ in the mover's last
+        move before it (by induction, in all the mover's past): the representative history's
+        reach would then be wrong for the others."""
+        last_own = np.full((self.num_players, self.num_histories), -1, np.int64)
+        for start, end, _, _ in self.groups:
+            parents, movers = self.parent[start:end], self.mover[start:end]
+            for player in range(self.num_players):
+                last_own[player, start:end] = np.where(
+                    movers == player, self.sequence[start:end], last_own[player, parents]
+                )
+        players = np.array([infoset.player for infoset in self.information_sets], np.int64)
+        seen = last_own[players[infosets], player_nodes]
+        expected = last_own[players[infosets], self.representative[infosets]]
+        if (seen != expected).any():
+            infoset = self.information_sets[int(infosets[np.argmax(seen != expected)])]
+            raise ValueError(
+                f"information set {infoset.key!r} of player {infoset.player + 1} joins histories with different "
+                "past moves of that player: the tree does not have perfect recall, which these solvers need"
+            )
 
     def values(self, edge_probability: NDArray[np.float64], player: int) -> NDArray[np.float64]:
         """Every history's expected payoff for ``player`` when each edge is taken with

@@ -41,6 +41,20 @@ t "" 3 "" { 1 -1 }
 """
 
 
+#: The first player moves, then moves again without remembering the first move: both of its
+#: second-move histories are one information set.
+FORGETFUL = """EFG 2 R "forgetful" { "Player 1" "Player 2" }
+""
+p "" 1 1 "" { "L" "R" } 0
+p "" 1 2 "" { "l" "r" } 0
+t "" 1 "" { 1 -1 }
+t "" 2 "" { -1 1 }
+p "" 1 2 "" { "l" "r" } 0
+t "" 2 "" { -1 1 }
+t "" 1 "" { 1 -1 }
+"""
+
+
 def first_action_everywhere(tree: EfgTree) -> np.ndarray:
     policy = np.zeros(tree.num_sequences)
     policy[tree.infoset_start] = 1.0
@@ -95,6 +109,7 @@ def test_each_variant_solves_the_pennies(variant: str) -> None:
         ("\n".join(PENNIES.splitlines()[:-1]), "ends before"),
         (PENNIES.replace('t "" 2 "" { -1 1 }\nt "" 3', 't "" 9 "" { }\nt "" 3'), "no payoff for each player"),
         (PENNIES.replace('c "" 1', 'x "" 1'), "not a node"),
+        (FORGETFUL, "does not have perfect recall"),
     ],
 )
 def test_a_tree_it_cannot_read_is_a_clear_error(text: str, message: str) -> None:
