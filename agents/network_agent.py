@@ -24,14 +24,15 @@ from biblios_env.observations import SLICES
 
 POLICY_DIR: Final = Path(__file__).resolve().parent / "policies"
 #: The shipped network played at each player count (``policies/README.md`` says how each was
-#: trained and measured): the strongest file for that count. ``network.npz`` serves 2, 3 and 4
-#: players through the padded observation (trained on all three counts at once);
-#: ``network_2p.npz``, trained on from it by 2-player self-play, is stronger at 2 players, and
-#: ``network_3p.npz``, trained on from that by 3-player self-play, at 3.
+#: trained and measured): the strongest file for that count. ``network.npz`` (one network for
+#: 2, 3 and 4 players, trained on all three counts at once through the padded observation) is
+#: where they started: ``network_2p.npz`` is it trained on by 2-player self-play,
+#: ``network_3p.npz`` that trained on by 3-player self-play, and ``network_4p.npz`` that by
+#: 4-player self-play; each beats ``network.npz`` at its count.
 SHIPPED_NETWORKS: Final = {
     2: POLICY_DIR / "network_2p.npz",
     3: POLICY_DIR / "network_3p.npz",
-    4: POLICY_DIR / "network.npz",
+    4: POLICY_DIR / "network_4p.npz",
 }
 
 

@@ -56,6 +56,7 @@ SHIPPED_POLICY_FILES = (
     "network.npz",
     "network_2p.npz",
     "network_3p.npz",
+    "network_4p.npz",
     "README.md",
 )
 PACKAGES = ("biblios_env", "agents", "experiments")
