@@ -9,7 +9,7 @@ name       agent
 random     :class:`~agents.random_agent.RandomAgent`: uniform over legal actions
 value      :class:`~agents.heuristics.ValueAgent`: win-probability card values, paced gold bids
 hoarder    :class:`~agents.heuristics.HoarderAgent`: specialist, hoards gold, bids late
-ismcts     ``agents.search``: value (at 2–3 players the network) corrected by information-set search (imported lazily)
+ismcts     ``agents.search``: the shipped network (or value) corrected by information-set search (imported lazily)
 ppo        ``agents.ppo_agent.PPOAgent``: a trained MaskablePPO policy (default: the shipped one; imported lazily)
 network    ``agents.network_agent.NetworkAgent``: the shipped policy-and-value network for the player count
 =========  =====================================================================

@@ -3,7 +3,7 @@ moves, the rollouts, the rewards and the budget (:class:`SearchAgent`).
 
 A search agent plays its heuristic (the ``value`` heuristic, :class:`agents.heuristics.ValueAgent`,
 run on the agent's own observation; the shipped network instead with ``proposer=network``, and by
-default at 2 and 3 players, where it is the stronger) at every decision, and searches only the
+default at 2, 3 and 4 players, where it is the stronger) at every decision, and searches only the
 decisions listed in ``searched``: there its search (:mod:`agents.search.flat` or
 :mod:`agents.search.tree`) may overrule the heuristic. Decisions with a single candidate move are
 the heuristic's too.
@@ -88,7 +88,7 @@ class SearchAgent:
         heuristic: plays every decision that is not searched and proposes the move the search
             must beat at one that is (``None``: ``ValueAgent()``), unless ``options.proposer``
             has the shipped network do that at the game's player count (``auto``, the default,
-            does at 2 and 3 players: give ``proposer="value"`` to have this heuristic propose there);
+            does at 2, 3 and 4 players: give ``proposer="value"`` to have this heuristic propose);
             it also sets the searcher's own bid limit in the ``value`` opponent model.
         policy: plays every seat in the simulations (``rollout=policy``), picks the cards of a
             searched payment and scores a position at the ``horizon`` (``None``: a

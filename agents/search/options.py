@@ -58,8 +58,8 @@ PROPOSERS: Final = ("auto", "value", "network")
 #: The player counts at which the shipped network beats ``value`` on fresh deals, so that a
 #: search correcting it is the stronger search (docs/results.md: at 2 players the search over the
 #: network won 59.0 % against ``value``, over ``value`` 53.2 %, on the same 500 deals; at 3, with
-#: ``network_3p.npz``, see there). At 4 players the shipped network is below ``value``.
-NETWORK_PROPOSES: Final = frozenset({2, 3})
+#: ``network_3p.npz``, and at 4 with ``network_4p.npz``, see there).
+NETWORK_PROPOSES: Final = frozenset({2, 3, 4})
 #: The parameters of the ``ismcts`` agent spec, in the order ``--list-agents`` shows them, with
 #: their defaults as a spec writes them. Each sets the option of its name, except ``mode`` (the
 #: search, a :class:`SearchMode` value) and ``seed`` (the agent's seed). The search agents carry

@@ -21,10 +21,10 @@ from experiments.common.match import AgentSpecError, build_agent, describe_agent
 
 
 def test_the_proposer_option_is_parsed_and_checked() -> None:
-    """By default (``auto``) the network proposes at the counts where it beats ``value`` (2 and
-    3 players), ``value`` at the others; ``network`` and ``value`` fix the proposer."""
+    """By default (``auto``) the network proposes at the counts where it beats ``value`` (2, 3
+    and 4 players); ``network`` and ``value`` fix the proposer."""
     default = make_agent("ismcts")
-    for players, network_proposes in ((2, True), (3, True), (4, False), (2, True)):
+    for players, network_proposes in ((2, True), (3, True), (4, True), (2, True)):
         default.start_game(0, players, seed=1)
         assert isinstance(default.proposer, NetworkAgent) is network_proposes, players
         assert network_proposes or default.proposer is default.heuristic
