@@ -119,14 +119,15 @@ class NumpyNetwork:
     def _run(self, layers: list[Layer], x: np.ndarray, heads_follow: bool = False) -> np.ndarray:
         """Apply ``layers``: an activation after each, except after the last of a head (its output).
 
-        The first layer of the network meets the raw observation, which is mostly zeros: for a
-        single observation only the weight rows of its non-zero inputs are multiplied.
+        The first layer of the network meets the raw observation, which is mostly zeros (about
+        6 % of the entries are not): only the weight rows of the inputs that are non-zero (in some
+        row of a batch) are multiplied, which halves a batch's forward.
         """
         x = np.asarray(x, np.float32)
         for index, (weight, bias) in enumerate(layers):
-            if x.ndim == 1 and index == 0 and weight.shape[0] == self.input_size and x.shape[0] == self.input_size:
-                nonzero = np.flatnonzero(x)
-                x = x[nonzero] @ weight[nonzero] + bias
+            if index == 0 and weight.shape[0] == self.input_size and x.shape[-1] == self.input_size:
+                nonzero = np.flatnonzero(x if x.ndim == 1 else x.any(axis=0))
+                x = x[..., nonzero] @ weight[nonzero] + bias
             else:
                 x = x @ weight + bias
             if heads_follow or index < len(layers) - 1:

@@ -254,6 +254,25 @@ class RolloutPolicy:
         self._dead: list[int] = []
         self._discarded = 0
 
+    def spawn(self, rng: random.Random) -> RolloutPolicy:
+        """A policy with this one's parameters, fresh caches and its own stream ``rng``: one per
+        rollout when several are stepped in turn, since the caches belong to one rollout."""
+        return RolloutPolicy(
+            sigma_base=self.sigma_base,
+            sigma_scale=self.sigma_scale,
+            tie_margin=self.tie_margin,
+            gold_value=self.gold_value,
+            capture=self.capture,
+            min_coin_value=self.min_coin_value,
+            max_coin_value=self.max_coin_value,
+            auction_share=self.auction_share,
+            denial=self.denial,
+            church_value=self.church_value,
+            bid_noise=self.bid_noise,
+            coin_vp=self.coin_vp,
+            rng=rng,
+        )
+
     # ------------------------------------------------------------------ helpers
     @staticmethod
     def dead_values(state: State) -> list[int]:
@@ -430,10 +449,26 @@ class RolloutPolicy:
     def rollout(self, state: State, horizon: int | None = None) -> int:
         """Play the state on with the policy (:func:`play_on`: to the end, or until ``horizon``
         gift turns or auctions have ended); returns the number of decisions applied."""
+        self.begin(state)
+        return play_on(state, horizon, self._rollout_action)
+
+    def begin(self, state: State) -> None:
+        """Start following a rollout from ``state``: forget the caches and count the cards out of
+        the game so far (:meth:`rollout` does this itself; :meth:`play_until` needs it first)."""
         self.reset()
         self._dead = self.dead_values(state)
         self._discarded = len(state.discard)
-        return play_on(state, horizon, self._rollout_action)
+
+    def play_until(self, state: State, seat: int) -> int:
+        """Play the policy in a rollout begun with :meth:`begin` until ``seat`` is to act or the
+        game ends; returns the decisions applied. Someone else plays that seat's decisions
+        (the search's network rollouts), and the cards they discard count here as they do in
+        :meth:`rollout`."""
+        steps = 0
+        while state.decision != DECISION_NONE and state.current_player != seat:
+            rules.apply(state, self._rollout_action(state))
+            steps += 1
+        return steps
 
     def _rollout_action(self, state: State) -> int:
         """The policy's action at the next decision of a :meth:`rollout`: the cards discarded

@@ -60,6 +60,7 @@ COMPILED_MODULES: Final = (
     "agents.card_values",
     "agents.rollout_policy",
     "agents.heuristics",
+    "agents.search.network_rollouts",
     "agents.search.common",
     "agents.search.flat",
     "agents.search.tree",

@@ -1,5 +1,5 @@
-"""Information-set Monte Carlo search guided by the ``value`` heuristic: the agents behind the
-``ismcts`` agent spec.
+"""Information-set Monte Carlo search over the shipped network or the ``value`` heuristic: the
+agents behind the ``ismcts`` agent spec.
 
 * :mod:`agents.search.options`: :class:`SearchOptions`, the enums of its choices, and the
   parameters of the ``ismcts`` spec;
@@ -7,7 +7,9 @@
   default, determinizations, searched moves, rollouts, rewards, budget);
 * :mod:`agents.search.flat`: :class:`FlatSearch`, flat Monte Carlo gated by the heuristic (the
   default);
-* :mod:`agents.search.tree`: :class:`TreeSearch`, information-set Monte Carlo tree search.
+* :mod:`agents.search.tree`: :class:`TreeSearch`, information-set Monte Carlo tree search;
+* :mod:`agents.search.network_rollouts`: rollouts in which the shipped network plays the searching
+  seat (``rollout=network``, the default at 2 players), stepped together.
 
 Build one with ``FlatSearch(SearchOptions(iterations=200), seed=1)``, or by its
 :class:`SearchMode` with :func:`search_agent`.

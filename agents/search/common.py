@@ -23,7 +23,10 @@ it stands when the seat's turn comes round, and nothing of an auction after the 
 It is **rolled out** with its rollout policy (by default a :class:`RolloutPolicy`, a fast
 full-information imitation of the value heuristic stepping the raw rules functions;
 ``rollout=random``: uniform over the searched moves instead; ``horizon``: stop after that many
-gift turns / auctions and score with :meth:`RolloutPolicy.evaluate`), and **scored** for each
+gift turns / auctions and score with :meth:`RolloutPolicy.evaluate`); with ``rollout=network``
+(and by default at 2 players, ``auto``) the shipped network plays the searching seat instead and
+the policy the others, since the network is how the seat will play on
+(:mod:`agents.search.network_rollouts`), and it is **scored** for each
 seat: a win share (1 for a sole winner, 1/k for a k-way shared win, else 0) plus
 ``margin_weight * tanh(VP margin / 5)``.
 
@@ -59,9 +62,11 @@ from mypy_extensions import mypyc_attr
 
 from agents.belief import Belief, PlainBelief, make_belief
 from agents.heuristics import HeuristicAgent, ValueAgent
-from agents.network_agent import NetworkAgent
+from agents.network import NumpyNetwork
+from agents.network_agent import NetworkAgent, shipped_network
 from agents.rollout_policy import RolloutPolicy, play_on
-from agents.search.options import NETWORK_PROPOSES, SPEC_DEFAULTS, Rollout, SearchOptions
+from agents.search.network_rollouts import network_rollouts
+from agents.search.options import NETWORK_PROPOSES, NETWORK_ROLLOUTS, SPEC_DEFAULTS, Rollout, SearchOptions
 from biblios_env.actions import BID_BASE, MAX_BID, PASS, PAY_BASE, REFUSE
 from biblios_env.agent_interface import Agent, AgentObservation
 from biblios_env.engine import rules
@@ -90,7 +95,8 @@ class SearchAgent:
             has the shipped network do that at the game's player count (``auto``, the default,
             does at 2, 3 and 4 players: give ``proposer="value"`` to have this heuristic propose);
             it also sets the searcher's own bid limit in the ``value`` opponent model.
-        policy: plays every seat in the simulations (``rollout=policy``), picks the cards of a
+        policy: plays every seat in the simulations (``rollout=policy``; every other seat with
+            network rollouts, a copy per rollout), picks the cards of a
             searched payment and scores a position at the ``horizon`` (``None``: a
             :class:`RolloutPolicy` with ``options.policy``, so giving both is a ValueError).
 
@@ -119,7 +125,11 @@ class SearchAgent:
         self.searched = frozenset(int(decision) for decision in options.searched)
         self.bid_raises = options.bid_raises
         self.margin_weight = options.margin_weight
-        self.policy_rollouts = options.rollout is Rollout.POLICY
+        # The rollout policy plays every seat, or every seat but the searcher's (network rollouts).
+        self.policy_rollouts = options.rollout is not Rollout.RANDOM
+        #: The network that plays the searching seat in the rollouts (``rollout=network``, or
+        #: ``auto`` at the counts of :data:`NETWORK_ROLLOUTS`; chosen by ``start_game``), else None.
+        self.rollout_network: NumpyNetwork | None = None
         self.horizon = options.horizon
         self.temperature = options.temperature
         self.search_refuse = options.search_refuse
@@ -162,6 +172,9 @@ class SearchAgent:
         if self.network is not None and network_proposes:  # the network is deterministic: no stream
             self.network.start_game(seat, num_players, seed)
             self.proposer = self.network
+        rollout = self.options.rollout
+        auto = rollout is Rollout.AUTO and self.horizon is None and num_players in NETWORK_ROLLOUTS
+        self.rollout_network = shipped_network(num_players) if rollout is Rollout.NETWORK or auto else None
         self.last_search = {}
         if self.belief is not None:
             self.belief.start_game(seat, num_players)
@@ -274,9 +287,24 @@ class SearchAgent:
         """Roll the state out (to the end, or to the horizon); returns the decisions applied."""
         if state.decision == DECISION_NONE:
             return 0
+        if self.rollout_network is not None:
+            return network_rollouts([state], [self.rng.getrandbits(63)], self.seat, self.rollout_network, self.policy)
         if self.policy_rollouts:
             return self.policy.rollout(state, self.horizon)
         return play_on(state, self.horizon, self.random_move)
+
+    def playouts(self, states: list[State], policy_seeds: list[int]) -> int:
+        """Roll every state out, each with the policy stream of its seed (common random numbers:
+        the moves of one determinization share a seed); returns the decisions applied. Network
+        rollouts are stepped together (:func:`~agents.search.network_rollouts.network_rollouts`).
+        The policy's stream is left on the last seed: the caller restores it."""
+        if self.rollout_network is not None:
+            return network_rollouts(states, policy_seeds, self.seat, self.rollout_network, self.policy)
+        steps = 0
+        for state, seed in zip(states, policy_seeds):
+            self.policy.rng = random.Random(seed)
+            steps += self.playout(state)
+        return steps
 
     def random_move(self, state: State) -> int:
         """The action of a searched move drawn uniformly (``rollout=random``)."""

@@ -1,15 +1,18 @@
 """The default search of the ``ismcts`` agent: flat Monte Carlo over the candidate moves,
 gated by the ``value`` heuristic (:class:`FlatSearch`).
 
-**Default algorithm** (``searched`` bids, 60 determinizations): the value heuristic proposes
-every move, and determinized Monte Carlo search over the agent's information set overrules it
-at the bids, where most of the game is won or lost:
+**Default algorithm** (``searched`` bids, 60 determinizations): the proposer (the shipped
+network at 2, 3 and 4 players, the value heuristic with ``proposer=value``) plays every move,
+and determinized Monte Carlo search over the agent's information set overrules it at the bids,
+where most of the game is won or lost:
 
 1. **determinize**: sample a full game state consistent with the searching seat's view
    (:mod:`agents.search.common`);
 2. **play every candidate move** (PASS, raise by one) on that same determinization with the
    same chance and rollout-policy random streams (common random numbers), and **roll out** to
-   the end of the game with the rollout policy;
+   the end of the game with the rollout policy (at 2 players, where the network proposes, the
+   network plays the searcher's own seat in the rollouts: :mod:`agents.search.network_rollouts`;
+   the determinizations of a block of :data:`NETWORK_BLOCK` are rolled out together then);
 3. **score** each rollout for the searcher: a win share (1 for a sole winner, 1/k for a k-way
    shared win, else 0) plus ``margin_weight * tanh(VP margin / 5)``;
 4. **gate**: play the move with the best mean instead of the heuristic's only if its paired
@@ -26,8 +29,8 @@ price, stop early) while falling back to the heuristic when the estimates are no
 from __future__ import annotations
 
 import math
-import random
 import time
+from typing import Final
 
 import numpy as np
 from mypy_extensions import mypyc_attr
@@ -42,6 +45,11 @@ from biblios_env.engine import rules
 from biblios_env.engine.flow import DECISION_BID
 from biblios_env.engine.state import NO_SEAT, State
 from biblios_env.engine.views import PlayerView, player_view
+
+#: Determinizations whose rollouts a flat search with network rollouts steps together: a third of
+#: the default budget, so the deadline and the early stop (checked every 10 rounds from
+#: ``min_iterations``) are still checked twice within it.
+NETWORK_BLOCK: Final = 20
 
 
 def _best_against(rewards: list[list[float]], weights: list[float], base_index: int) -> tuple[int, float]:
@@ -123,27 +131,42 @@ class FlatSearch(SearchAgent):
         my_limit = self.heuristic.bid_limit(view, self.heuristic.assess(view)) if modelled else 0
         base_index = next(index for index, (key, _) in enumerate(moves) if key == default)
         while self.budget_left(rounds, deadline) and not self._decided(rewards, weights, base_index, rounds):
-            rounds += 1
-            if modelled:
-                base, weight, limits = self.bidding_sample(view)
-                limits[me] = my_limit
-            else:
-                (base, weight), limits = self.weighted_determinization(view), []
-            weights.append(weight)
-            chance_seed = rng.getrandbits(63)
-            policy_seed = rng.getrandbits(63)
-            for index, (_key, action) in enumerate(moves):
-                state = base.clone(rng=np.random.default_rng(chance_seed))
-                self.policy.rng = random.Random(policy_seed)
-                rules.apply(state, action)
+            states: list[State] = []
+            policy_seeds: list[int] = []
+            for _ in range(self.block(rounds)):
+                rounds += 1
                 if modelled:
-                    simulated += finish_bidding(state, limits, view.auction_card, view.auction_pile_size)
-                simulated += 1 + self.playout(state)
-                rewards[index].append(self.rewards(state)[me])
+                    base, weight, limits = self.bidding_sample(view)
+                    limits[me] = my_limit
+                else:
+                    (base, weight), limits = self.weighted_determinization(view), []
+                weights.append(weight)
+                chance_seed = rng.getrandbits(63)
+                policy_seed = rng.getrandbits(63)
+                for _key, action in moves:
+                    state = base.clone(rng=np.random.default_rng(chance_seed))
+                    rules.apply(state, action)
+                    if modelled:
+                        simulated += finish_bidding(state, limits, view.auction_card, view.auction_pile_size)
+                    simulated += 1
+                    states.append(state)
+                    policy_seeds.append(policy_seed)
+            simulated += self.playouts(states, policy_seeds)
+            for position, state in enumerate(states):
+                rewards[position % len(moves)].append(self.rewards(state)[me])
         self.policy.rng = rng
         self.record_search(rounds, simulated, start)
         best, z = _best_against(rewards, weights, base_index)
         return moves[best][1] if z > self.gate else moves[base_index][1]
+
+    def block(self, rounds: int) -> int:
+        """Determinizations to play out together after ``rounds``: one at a time with rollouts by
+        the policy; with network rollouts :data:`NETWORK_BLOCK` (or what is left of the iteration
+        cap), so that each network forward serves many rollouts."""
+        if self.rollout_network is None:
+            return 1
+        left = NETWORK_BLOCK if self.iterations is None else self.iterations - rounds
+        return max(1, min(NETWORK_BLOCK, left))
 
     def _decided(self, rewards: list[list[float]], weights: list[float], base_index: int, rounds: int) -> bool:
         """Sequential stopping: from ``min_iterations`` on (checked every 10 rounds), stop once

@@ -28,7 +28,9 @@ class SearchMode(Enum):
 class Rollout(Enum):
     """How a simulation plays on after the searched move."""
 
-    POLICY = "policy"  # the rollout policy, a fast imitation of the value heuristic
+    AUTO = "auto"  # NETWORK at the player counts of NETWORK_ROLLOUTS, POLICY at the others: the default
+    POLICY = "policy"  # the rollout policy for every seat, a fast imitation of the value heuristic
+    NETWORK = "network"  # the shipped network for the searching seat, the rollout policy for the others
     RANDOM = "random"  # uniform over the searched moves
 
 
@@ -60,6 +62,10 @@ PROPOSERS: Final = ("auto", "value", "network")
 #: network won 59.0 % against ``value``, over ``value`` 53.2 %, on the same 500 deals; at 3, with
 #: ``network_3p.npz``, and at 4 with ``network_4p.npz``, see there).
 NETWORK_PROPOSES: Final = frozenset({2, 3, 4})
+#: The player counts at which ``rollout=auto`` lets the network play the searching seat in the
+#: rollouts (:mod:`agents.search.network_rollouts`): where that was measured to beat rollouts by
+#: the policy alone (docs/results.md).
+NETWORK_ROLLOUTS: Final = frozenset({2})
 #: The parameters of the ``ismcts`` agent spec, in the order ``--list-agents`` shows them, with
 #: their defaults as a spec writes them. Each sets the option of its name, except ``mode`` (the
 #: search, a :class:`SearchMode` value) and ``seed`` (the agent's seed). The search agents carry
@@ -73,7 +79,7 @@ SPEC_DEFAULTS: Final[dict[str, Any]] = {
     "exploration": 0.7,
     "bid_raises": (1,),
     "margin_weight": 0.25,
-    "rollout": Rollout.POLICY.value,
+    "rollout": Rollout.AUTO.value,
     "horizon": None,
     "temperature": 2.0,
     "search_refuse": False,
@@ -105,9 +111,11 @@ class SearchOptions:
         bid_raises: raises over the high bid searched as bids, besides PASS (kept ascending and
             distinct).
         margin_weight: weight of ``tanh(VP margin / 5)`` added to the win share.
-        rollout: how the simulations play on (:class:`Rollout`).
+        rollout: how the simulations play on (:class:`Rollout`; ``auto``: the network plays the
+            searching seat at the player counts of :data:`NETWORK_ROLLOUTS`).
         horizon: end rollouts after this many gift turns / auctions and score the position
-            with :meth:`RolloutPolicy.evaluate` (``None``: play to the end of the game).
+            with :meth:`RolloutPolicy.evaluate` (``None``: play to the end of the game; network
+            rollouts always do, so ``rollout=network`` takes no horizon).
         temperature: VP lead that :meth:`RolloutPolicy.evaluate` maps to tanh's knee.
         search_refuse: also search REFUSE at the start of a payment.
         policy: keyword parameters of the :class:`RolloutPolicy` (``None``: its defaults).
@@ -137,7 +145,7 @@ class SearchOptions:
     exploration: float = 0.7
     bid_raises: tuple[int, ...] = (1,)
     margin_weight: float = 0.25
-    rollout: Rollout = Rollout.POLICY
+    rollout: Rollout = Rollout.AUTO
     horizon: int | None = None
     temperature: float = 2.0
     search_refuse: bool = False
@@ -163,6 +171,10 @@ class SearchOptions:
         self._set("gate", _not_negative("gate", self.gate, "standard errors"))
         if self.horizon is not None:
             self._set("horizon", _at_least("horizon", self.horizon, 1, "a positive int or None"))
+            if self.rollout is Rollout.NETWORK:
+                raise ValueError(
+                    f"rollout=network plays to the end of the game: it takes no horizon (got {self.horizon})"
+                )
         self._set("exploration", float(self.exploration))
         self._set("margin_weight", float(self.margin_weight))
         self._set("temperature", float(self.temperature))
@@ -213,6 +225,7 @@ def _bid_raises(bid_raises: Iterable[int]) -> tuple[int, ...]:
 
 __all__ = [
     "NETWORK_PROPOSES",
+    "NETWORK_ROLLOUTS",
     "PROPOSERS",
     "SEARCHABLE",
     "SPEC_DEFAULTS",

@@ -100,7 +100,16 @@ LAYERS: Final[tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]] = (
     (
         "agents",
         ("agents", "agents.*"),
-        ("numpy", "gymnasium", "pettingzoo", "torch", "stable_baselines3", "sb3_contrib", "mypy_extensions"),
+        (
+            "numpy",
+            "gymnasium",
+            "pettingzoo",
+            "torch",
+            "stable_baselines3",
+            "sb3_contrib",
+            "mypy_extensions",
+            "threadpoolctl",
+        ),
     ),
     # experiments/ in ordered sub-layers, lowest first: a package imports only its own sub-layer
     # and those below, so no two of its packages import each other (see also the cycle test).

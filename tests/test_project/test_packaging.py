@@ -163,7 +163,7 @@ def test_wheel_metadata_declares_the_dependencies(wheel: Path) -> None:
         if line.startswith("Requires-Dist:")
     ]
     runtime = {re.match(r"[\w.-]+", requirement).group() for requirement in requirements if ";" not in requirement}  # type: ignore[union-attr]
-    expected = {"numpy", "gymnasium", "pettingzoo", "mypy_extensions", "librt"}
+    expected = {"numpy", "gymnasium", "pettingzoo", "mypy_extensions", "librt", "threadpoolctl"}
     assert runtime == expected, f"runtime requirements: {requirements}"
 
 
