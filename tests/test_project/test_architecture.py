@@ -24,14 +24,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
+#: The environment and learning packages that the agents and the experiments may both import.
+LEARNING_PACKAGES: Final = ("numpy", "gymnasium", "pettingzoo", "torch", "stable_baselines3", "sb3_contrib")
 #: The third-party packages of every experiments/ sub-layer (only the modules that use an extra import it).
 EXPERIMENT_PACKAGES: Final = (
-    "numpy",
-    "gymnasium",
-    "pettingzoo",
-    "torch",
-    "stable_baselines3",
-    "sb3_contrib",
+    *LEARNING_PACKAGES,
     "pandas",
     "matplotlib",
     "rich",
@@ -100,16 +97,7 @@ LAYERS: Final[tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]] = (
     (
         "agents",
         ("agents", "agents.*"),
-        (
-            "numpy",
-            "gymnasium",
-            "pettingzoo",
-            "torch",
-            "stable_baselines3",
-            "sb3_contrib",
-            "mypy_extensions",
-            "threadpoolctl",
-        ),
+        (*LEARNING_PACKAGES, "mypy_extensions", "threadpoolctl"),
     ),
     # experiments/ in ordered sub-layers, lowest first: a package imports only its own sub-layer
     # and those below, so no two of its packages import each other (see also the cycle test).
