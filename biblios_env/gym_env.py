@@ -462,13 +462,6 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         return info
 
 
-def _register() -> None:
-    if GYM_ENV_ID not in gymnasium.registry:
-        gymnasium.register(GYM_ENV_ID, entry_point="biblios_env.gym_env:BibliosGymEnv")
-
-
-_register()
-
 __all__ = [
     "GYM_ENV_ID",
     "GYM_RESET_OPTIONS",

@@ -1,5 +1,7 @@
 """Debian's Chromium driven by Playwright, headless and offline-minded: the browser of the replay
-page's and the play page's tests (``.ci/run`` installs Chromium)."""
+page's and the play page's tests (``python3 bootstrap.py setup`` installs Chromium where it may).
+Outside CI a machine without Chromium skips these tests, naming the command that installs it; in
+CI (``CI=true``) a missing browser fails them."""
 
 from __future__ import annotations
 
@@ -9,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from optional_extras import IN_CI
+from setup_script import bootstrap
 
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM: Path = bootstrap.CHROMIUM
 #: A fresh, quiet, offline-minded headless browser.
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -29,13 +33,14 @@ RENDERED_TEXT = """() => {
 
 @contextmanager
 def chromium(page: str) -> Iterator[Any]:
-    """A launched browser for the tests of ``page`` (a failure naming what is missing, never a skip)."""
+    """A launched browser for the tests of ``page``; without Chromium a skip naming the command
+    that installs it (a failure in CI)."""
     if not CHROMIUM.exists():
-        pytest.fail(
-            f"the {page}'s browser test needs Chromium at {CHROMIUM}: install Debian's package "
-            "(apt-get update && apt-get install -y chromium; .ci/run does this)",
-            pytrace=False,
-        )
+        reason = f"the {page}'s browser test needs Chromium at {CHROMIUM}; install it with: "
+        reason += bootstrap.CHROMIUM_INSTALL
+        if IN_CI:
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:

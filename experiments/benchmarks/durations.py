@@ -74,6 +74,39 @@ COMMANDS: Final = (
         cwd_is_clone=True,
     ),
     Command("test-suite", "python -m pytest -q -p no:cacheprovider", quick=False, cwd_is_clone=True),
+    # The README's first command on a clone of the committed tree, with pip's cache as it is here.
+    Command(
+        "bootstrap-setup",
+        'bash -c "git clone --quiet {clone} {scratch}/clone && python3 {scratch}/clone/bootstrap.py setup"',
+        quick=False,
+    ),
+    Command("game-random", "python -m biblios_env --players 3 --seed 7", quick=False),
+    Command(
+        "tournament-replays",
+        "python -m experiments.tournament --agents value hoarder --games 20 --out runs/vh --replay-html 3",
+        quick=False,
+    ),
+    Command(
+        "tournament-heuristics",
+        "python -m experiments.tournament --agents value hoarder random --players 2 --deals 50 --out results/rr2",
+        quick=False,
+    ),
+    Command(
+        "tournament-ismcts",
+        "python -m experiments.tournament --agents ismcts value random --deals 20 --keep-going --out runs/t",
+        quick=False,
+    ),
+    Command(
+        "tournament-ismcts-ray",
+        "python -m experiments.tournament --agents ismcts value random --deals 20 --backend ray",
+        quick=False,
+    ),
+    Command("torchrl-example", "python -m experiments.frameworks.torchrl_example", quick=False),
+    Command("openspiel-duel", "python -m experiments.studies.openspiel_duel", quick=False),
+    Command("openspiel-cfr-small", "python -m experiments.openspiel_cfr --preset small --out runs/cfr", quick=False),
+    Command("benchmark-build", "python -m experiments.benchmarks.build", quick=False, cwd_is_clone=True),
+    Command("benchmark-engine", "python -m experiments.benchmarks.engine", quick=False),
+    Command("benchmark-instructions", "python -m experiments.benchmarks.instructions", quick=False),
 )
 
 
@@ -96,7 +129,7 @@ def measure(command: Command) -> float:
     """Wall-clock seconds of one run of ``command`` (a RuntimeError with its output if it fails)."""
     with tempfile.TemporaryDirectory(prefix="biblios-durations-") as scratch:
         cwd = ROOT if command.cwd_is_clone else Path(scratch)
-        words = shlex.split(command.command.replace("{scratch}", scratch))
+        words = shlex.split(command.command.replace("{scratch}", scratch).replace("{clone}", str(ROOT)))
         argv = [sys.executable if word == "python" else word for word in words]
         began = time.perf_counter()
         finished = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
@@ -147,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {seconds:.1f} s", flush=True)
         if command.quick and seconds > QUICK_LIMIT:
             print(f"  over the README's limit of {QUICK_LIMIT:.0f} s: make the example smaller", flush=True)
-        rows[command.key] = [f"`{command.key}`", f"`{command.command}`", f"{seconds:.0f}", today, where]
+        load = f"{where}; load {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else where
+        rows[command.key] = [f"`{command.key}`", f"`{command.command}`", f"{seconds:.0f}", today, load]
         head, _, rest = text.partition(BEGIN)
         text = head + BEGIN + "\n" + table(rows) + "\n" + END + rest.split(END, 1)[1]
         DOCUMENT.write_text(text)  # after every command: a long run stopped half-way keeps what it measured

@@ -265,17 +265,32 @@ def test_the_engine_imports_without_the_env_libraries() -> None:
     }
 
 
-def test_importing_the_package_still_registers_the_pettingzoo_env() -> None:
-    """``import biblios_env`` registers the env with PettingZoo without importing PettingZoo (README)."""
+@pytest.mark.parametrize(
+    "imports",
+    [
+        "import biblios_env",
+        "import biblios_env, gymnasium",
+        "import gymnasium, biblios_env",
+        "import pettingzoo, biblios_env",
+        "import biblios_env, pettingzoo",
+    ],
+)
+def test_importing_the_package_registers_both_envs(imports: str) -> None:
+    """``import biblios_env`` registers the PettingZoo env and the Gymnasium wrapper (README's
+    Quickstart) without importing either library itself, whichever is imported first."""
     script = (
-        "import sys, biblios_env\n"
-        "assert 'pettingzoo' not in sys.modules\n"
-        "import pettingzoo\n"
+        "import sys\n"
+        f"{imports}\n"
+        "if 'gymnasium' not in sys.modules: assert 'pettingzoo' not in sys.modules\n"
+        "import gymnasium, pettingzoo\n"
+        "assert 'biblios_env.gym_env' not in sys.modules\n"
         "env = pettingzoo.make('aec', 'biblios/Biblios-v1', num_players=3)\n"
-        "print(env.metadata['name'])\n"
+        "gym = gymnasium.make('biblios/BibliosGym-v1', num_players=2)\n"
+        "print(env.metadata['name'], type(gym.unwrapped).__name__)\n"
     )
-    finished = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=True)
-    assert finished.stdout.strip() == "biblios_v1"
+    finished = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=False)
+    assert finished.returncode == 0, finished.stderr
+    assert finished.stdout.strip() == "biblios_v1 BibliosGymEnv"
 
 
 def _package_of(module: str) -> str:

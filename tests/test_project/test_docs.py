@@ -1,5 +1,5 @@
 """The docs cannot drift: generated tables in docs/environment.md match the code, the Python
-examples of the README and the guides run, CI runs the README's test command, the README stays
+examples of the README and the guides run, the README stays
 an entry point, and the rules document (docs/rules.md) is the one every "RULES §N" reference in
 the repository points into."""
 
@@ -90,13 +90,6 @@ def test_the_action_table_of_the_docs_matches_the_code() -> None:
 
 def test_the_observation_layout_of_the_docs_matches_the_code() -> None:
     assert _generated_block("biblios_env.observations.layout_markdown()") == layout_markdown()
-
-
-def test_ci_runs_exactly_the_readme_test_command() -> None:
-    test_section = README.split("## Test", 1)[1]
-    command = re.search(r"```bash\n(.+?)\n```", test_section, re.S).group(1).strip()  # type: ignore[union-attr]
-    ci_commands = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
-    assert ci_commands[-1] == command
 
 
 @pytest.mark.parametrize("document", EXAMPLE_DOCUMENTS)
