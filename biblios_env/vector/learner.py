@@ -80,6 +80,8 @@ class LearnerGames:
         self.learner_seat = np.zeros(self.num_games, np.int64)
         #: Per slot, the agent of each seat (``None`` at the learner's).
         self.seat_agents: list[list[Agent | BatchAgent | None]] = [[None] * self.num_players] * self.num_games
+        #: Per slot, the names of the current game's opponents, left of the learner first.
+        self.opponent_names: list[list[str]] = [[] for _ in range(self.num_games)]
         self.rewards = np.zeros(self.num_games, np.float32)
         self.terminated = np.zeros(self.num_games, bool)
         #: Per slot, the learner's last finished game: (seat, final VP, winners, opponents' names).
@@ -113,12 +115,18 @@ class LearnerGames:
         self.terminated[:] = False
         self._play_opponents()
 
-    def step(self, actions: np.ndarray) -> None:
+    def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> None:
         """The learner's action in every game, then the opponents up to its next decision; sets
-        :attr:`rewards` (the learner's reward of a game that ended) and :attr:`terminated`."""
+        :attr:`rewards` (the learner's reward of a game that ended) and :attr:`terminated`.
+
+        ``active`` (bool per game) steps only those games: the others keep the learner's decision
+        and their actions are ignored, not checked. The Gymnasium adapter holds a game that ended
+        this way for one step, to hand out its next-step autoreset (its new game is already dealt).
+        Every stepped game's action is checked before any game changes.
+        """
         self.rewards[:] = 0.0
         self.terminated[:] = False
-        self.games.step(actions)
+        self.games.step(actions, active)
         self._record_finished()
         self._play_opponents()
 
@@ -137,6 +145,7 @@ class LearnerGames:
                 agent.start_game(other, n, seed=int(self.rng.integers(2**63)))
         self.learner_seat[slot] = seat
         self.seat_agents[slot] = agents
+        self.opponent_names[slot] = [_name(agent) for agent in opponents]
 
     def _record_finished(self) -> None:
         """For every game that ended in the last step: the learner's reward and result, new players."""
@@ -150,7 +159,7 @@ class LearnerGames:
                 "vp": batch.final_vp[slot].tolist(),
                 "winners": np.flatnonzero(batch.winners[slot]).tolist(),
                 "is_success": bool(batch.winners[slot, seat]),
-                "opponents": [_name(agent) for agent in self.seat_agents[slot] if agent is not None],
+                "opponents": self.opponent_names[slot],
             }
             self._seat_players(slot)
 

@@ -1,16 +1,18 @@
 """The batched games behind Gymnasium's ``VectorEnv`` and Stable-Baselines3's ``VecEnv``.
 
 Neither library ships a checker for vectorized environments, so this file checks their contracts
-itself: spaces that contain what is returned, shapes and dtypes, ``SAME_STEP`` autoreset with the
-ended game's ``final_obs``/``final_info``, masks that are the learner's legal actions, the
-learner's own reward, reproducible seeds, opponents batched or per game, an opponent's fault named;
-and that sb3-contrib's ``MaskablePPO`` trains through the SB3 adapter unchanged (both policies).
+itself: spaces that contain what is returned, shapes and dtypes, masks that are the learner's legal
+actions, the learner's own reward, reproducible seeds, opponents batched or per game, an opponent's
+fault named; and that sb3-contrib's ``MaskablePPO`` trains through the SB3 adapter unchanged (both
+policies). Gymnasium's autoreset modes and info layout have their own file,
+``test_vector_gymnasium_conventions.py``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from gymnasium.vector import AutoresetMode
 
 from agents import make_agent
 from biblios_env.agent_interface import UniformBatchAgent
@@ -24,8 +26,7 @@ def legal_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def test_the_gymnasium_vector_env_keeps_its_contract() -> None:
-    env = BibliosVectorEnv(6, 3, seed=1)
-    assert env.metadata["autoreset_mode"].value == "SameStep"
+    env = BibliosVectorEnv(6, 3, seed=1, autoreset_mode=AutoresetMode.SAME_STEP)
     observation, info = env.reset(seed=4)
     assert env.observation_space.contains(observation)
     rng = np.random.default_rng(0)
@@ -41,13 +42,13 @@ def test_the_gymnasium_vector_env_keeps_its_contract() -> None:
         assert (reward[~terminated] == 0).all()
         for slot in np.flatnonzero(terminated):
             finished += 1
-            final = info["final_info"][slot]
+            final = info["final_info"]
             assert info["_final_obs"][slot] and info["final_obs"][slot].shape == (1134,)
-            seat = final["learner_seat"]
-            won = seat in final["winners"]
-            assert final["is_success"] == won
-            assert (reward[slot] > 0) == (won and len(final["winners"]) < 3)
-            assert final["opponents"] == ["uniform", "uniform"]
+            seat, winners = final["learner_seat"][slot], final["winners"][slot]
+            won = seat in winners
+            assert final["is_success"][slot] == won
+            assert (reward[slot] > 0) == (won and len(winners) < 3)
+            assert final["opponents"][slot] == ["uniform", "uniform"]
 
 
 def test_the_learner_sees_its_own_seat_and_seeds_replay() -> None:
@@ -75,7 +76,7 @@ def test_per_game_and_batched_opponents_play_together() -> None:
     for _ in range(400):
         _, _, terminated, _, info = env.step(legal_actions(env.action_masks(), rng))
         for slot in np.flatnonzero(terminated):
-            names.update(info["final_info"][slot]["opponents"])
+            names.update(info["opponents"][slot])  # the ended game's, on the step that ends it
     assert names == {"value", "hoarder", "uniform"}
 
 
