@@ -16,10 +16,18 @@ Either way the action mask is applied at every decision: illegal actions get pro
 zero, so the agent can only ever choose a legal action (dropping the mask at prediction
 time is the most common MaskablePPO bug). The agent reads only its seat's observation
 vector (:mod:`biblios_env.observations`).
+
+A policy file records the player counts it was trained for (the shipped one: 2 players). At
+another count the agent still plays, since its observation has room for every count, but
+untrained there: it says so with a ``UserWarning``, once per process and player count (a
+tournament builds a fresh agent for every game). It warns rather than refuses, unlike a
+``network`` file trained for other counts, because the measured ladders of docs/results.md play
+``ppo`` at 3 and 4 players as a baseline.
 """
 
 from __future__ import annotations
 
+import warnings
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
@@ -32,6 +40,8 @@ from biblios_env.agent_interface import AgentObservation
 
 #: The shipped policy, trained by ``experiments/train_ppo.py`` (see ``policies/README.md``).
 DEFAULT_POLICY: Final = Path(__file__).resolve().parent / "policies" / "ppo_2p.npz"
+#: The player counts this process has warned about (see :func:`warn_if_untrained`).
+_WARNED_COUNTS: Final[set[int]] = set()
 
 
 def numpy_policy(policy: Any, metadata: dict[str, Any] | None = None) -> NumpyNetwork:
@@ -100,6 +110,30 @@ def load_policy(path: str | Path) -> Any:
     return _cached(*file_version(path, (".npz", ".zip"), wrong, "policy file", hint))
 
 
+def trained_players(policy: Any) -> list[int] | None:
+    """The player counts a policy was trained for, from its file's metadata (None when it does not
+    say, e.g. a MaskablePPO checkpoint)."""
+    if not isinstance(policy, NumpyNetwork):
+        return None
+    players = policy.metadata.get("players")
+    return None if players is None else [int(count) for count in players]
+
+
+def warn_if_untrained(policy: Any, source: object, num_players: int) -> None:
+    """A ``UserWarning`` (once per process and player count) when ``policy`` (read from ``source``)
+    was trained for other player counts than ``num_players``."""
+    players = trained_players(policy)
+    if players is None or num_players in players or num_players in _WARNED_COUNTS:
+        return
+    _WARNED_COUNTS.add(num_players)
+    warnings.warn(
+        f"ppo: the policy {source} was trained for {' or '.join(map(str, players))} players, not {num_players}: "
+        f"it plays {num_players}-player games without training for them (warned once per process)",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
 # ----------------------------------------------------------------------------- the agent
 class PPOAgent:
     """Plays a trained policy through the agent interface, masking illegal actions at every decision.
@@ -135,6 +169,7 @@ class PPOAgent:
 
     def start_game(self, seat: int, num_players: int, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)
+        warn_if_untrained(self.policy, self.path or "in memory", num_players)
 
     def act(self, observation: AgentObservation) -> int:
         vector, mask = observation.vector, observation.action_mask
@@ -166,4 +201,6 @@ __all__ = [
     "load_policy",
     "numpy_policy",
     "read_policy_file",
+    "trained_players",
+    "warn_if_untrained",
 ]

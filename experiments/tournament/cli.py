@@ -1,5 +1,6 @@
 """The command line ``python -m experiments.tournament`` (installed as ``biblios-tournament``): its
-parser, the config it builds, ``--list-agents``, and what it prints after a fault or Ctrl-C.
+parser, the config it builds (for ``--resume DIR``, from the settings recorded there), ``--list-agents``,
+and what it prints after a fault or a stop.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import sys
 import textwrap
 from collections.abc import Sequence
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 from experiments.common.cli import (
@@ -26,19 +28,22 @@ from experiments.common.match import AgentSpecError, describe_agent, parse_agent
 from experiments.common.parallel import WorkerCrashedError
 from experiments.tournament.games import GameFailedError
 from experiments.tournament.report import format_summary, write_results
+from experiments.tournament.resume import FREE_OPTIONS, resume_command, resumed_arguments, typed_options
 from experiments.tournament.run_folder import GAMES_FILE, REPLAYS_FOLDER, replay_folder
 from experiments.tournament.runner import run_tournament
 from experiments.tournament.schedule import HEAD_TO_HEAD, MODES, ROUND_ROBIN, SEATINGS, TournamentConfig, seat_orders
+from experiments.tournament.stopping import sigterm_as_ctrl_c, stopped
 
 
 def build_parser() -> argparse.ArgumentParser:
+    free = ", ".join("--" + option.replace("_", "-") for option in FREE_OPTIONS)
     parser = argparse.ArgumentParser(
         prog=program_name("experiments.tournament"),
         description="Play a head-to-head or round-robin between Biblios agents with duplicate deals.",
         epilog="Agent specs: NAME or NAME:key=value,... with NAME a registry name or an import path "
         "package.module.Factory, e.g. hoarder:aggression=1.2 or ismcts:iterations=500 (--list-agents shows "
-        "every agent's parameters). Results are saved as each game finishes: after a crash or Ctrl-C, repeat "
-        "the command with --resume DIR to play only the games still missing. "
+        "every agent's parameters). Results are saved as each game finishes: after a crash or Ctrl-C, "
+        "--resume DIR alone plays only the games still missing, with the settings recorded in DIR. "
         + invocation_note("experiments.tournament"),
     )
     parser.add_argument(
@@ -85,8 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--resume",
         type=Path,
         metavar="DIR",
-        help="finish the interrupted run in DIR (its output folder): give the same settings as the first time; "
-        "the games it finished are kept, not played again",
+        help="finish the interrupted run in DIR (its output folder) with the settings recorded there (a setting "
+        f"given too must be the recorded one; {free} may change); the games it finished are kept, not played again",
     )
     parser.add_argument(
         "--keep-going",
@@ -110,7 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
         f"into OUT/{REPLAYS_FOLDER}/game-NNNNNN.html; their logs go to --save-logs, or beside the pages",
     )
     parser.add_argument("--no-plot", action="store_true", help="do not draw winrate.png (default: draw it)")
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar (default: show it)")
+    parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar, for logs: a plain progress line every 10%% of the games (at most one per 10 s) "
+        "instead (default: a bar)",
+    )
     parser.add_argument(
         "--list-agents", action="store_true", help="list the registry's agents and their parameters, then exit"
     )
@@ -167,14 +177,32 @@ def agent_list() -> str:
     return "\n".join(lines)
 
 
-def _stopped_at(error: GameFailedError, out: Path) -> str:
+def _stopped_at(error: GameFailedError, out: Path, resume: str) -> str:
     """What to do after an agent stopped the run."""
     index = error.failure.index
     return (
         f"The games finished before it are saved in {out}/{GAMES_FILE}. Rerun the failing game alone with "
         f"--workers 1 --only-games {index} for a full traceback; repeat the command with --keep-going to record "
-        f"such games and play on; repeat it with --resume {out} to finish the run."
+        f"such games and play on; finish the run with: {resume}"
     )
+
+
+def _arguments(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None, args: argparse.Namespace
+) -> tuple[argparse.Namespace, TournamentConfig, set[str]]:
+    """The options ``args`` parsed from ``argv`` (for ``--resume DIR``, with the settings recorded
+    there), the config they make, and the options typed (their names)."""
+    typed = typed_options(parser, argv, args)
+    if args.resume is not None:
+        if args.out is not None and args.out != args.resume:
+            parser.error(f"--resume {args.resume} writes into that folder; drop --out {args.out}")
+        try:
+            args = resumed_arguments(args, typed)
+        except ValueError as error:  # RunFolderError, AgentSpecError
+            parser.error(str(error))
+    config = config_from_args(args, parser)
+    check_backend_arguments(args, parser)
+    return args, config, typed
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -183,43 +211,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list_agents:
         print(agent_list())
         return 0
-    config = config_from_args(args, parser)
-    check_backend_arguments(args, parser)
-    if args.resume is not None and args.out is not None and args.out != args.resume:
-        parser.error(f"--resume {args.resume} writes into that folder; drop --out {args.out}")
+    args, config, typed = _arguments(parser, argv, args)
     out = args.resume or args.out or Path("runs") / datetime.now().strftime("tournament-%Y%m%d-%H%M%S")
+    resume = resume_command(out, args, typed)
     try:
-        result = run_tournament(
-            config,
-            workers=args.workers,
-            progress=not args.no_progress,
-            log_dir=args.save_logs,
-            only_games=args.only_games,
-            out_dir=out,
-            keep_going=args.keep_going,
-            resume=args.resume is not None,
-            backend=args.backend,
-            ray_address=args.ray_address,
-            replay_html=args.replay_html or 0,
-        )
+        with sigterm_as_ctrl_c():
+            result = run_tournament(
+                config,
+                workers=args.workers,
+                progress=not args.no_progress,
+                log_dir=args.save_logs,
+                only_games=args.only_games,
+                out_dir=out,
+                keep_going=args.keep_going,
+                resume=args.resume is not None,
+                backend=args.backend,
+                ray_address=args.ray_address,
+                replay_html=args.replay_html or 0,
+                log=partial(print, flush=True),
+            )
+            saved = write_results(result, out, plot=not args.no_plot)
     except AgentSpecError as error:
         parser.error(str(error))
     except GameFailedError as error:
-        print(f"error: {error}\n{_stopped_at(error, out)}", file=sys.stderr)
+        print(f"error: {error}\n{_stopped_at(error, out, resume)}", file=sys.stderr)
         return 1
     except ValueError as error:  # RunFolderError included
         print(f"error: {error}", file=sys.stderr)
         return 1
     except WorkerCrashedError as error:  # the finished games are saved; the crashed batch plays again on resume
-        print(f"error: {error}\nThe finished games are saved: --resume {out} plays the rest.", file=sys.stderr)
+        print(f"error: {error}\nThe finished games are saved; play the rest with: {resume}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        repeat = (
-            f"The finished games are saved in {out}/{GAMES_FILE}; repeat" if (out / GAMES_FILE).exists() else "Repeat"
-        )
-        print(f"\nInterrupted. {repeat} the command with --resume {out} to play the rest.", file=sys.stderr)
-        return 130
-    saved = write_results(result, out, plot=not args.no_plot)
+        return stopped(out, resume)
     print(format_summary(result, saved))
     if args.replay_html:
         print(f"  Replay pages in {replay_folder(out)}/: open game-NNNNNN.html in a browser.")

@@ -35,6 +35,26 @@ FAILURE_COLUMNS: Final = ("index", "table", "deal", "seating", "seed", "agents",
 _LABEL_SEPARATOR: Final = " | "
 
 
+def read_run_record(folder: str | Path) -> dict[str, Any] | None:
+    """The run recorded in ``folder``'s ``run.json`` (None if it has none), read by a resumed run
+    and by a fresh one that must not overwrite it; RunFolderError if it is unreadable or another
+    program's."""
+    path = Path(folder) / RUN_FILE
+    if not path.exists():
+        return None
+    try:
+        recorded = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise RunFolderError(f"cannot read {path}: {error}") from error
+    if (
+        not isinstance(recorded, dict)
+        or recorded.get("format") != RUN_FORMAT
+        or not isinstance(recorded.get("config"), dict)
+    ):
+        raise RunFolderError(f"{path} is not a tournament run record (format {RUN_FORMAT!r})")
+    return recorded
+
+
 def replay_folder(out_dir: str | Path) -> Path:
     """The run's folder of replay pages."""
     return Path(out_dir) / REPLAYS_FOLDER
@@ -109,15 +129,24 @@ def _record_from_row(row: dict[str, Any], task: GameTask, labels: tuple[str, ...
 class RunFolder:
     """A tournament's output folder while it plays, so that nothing finished is lost.
 
-    ``run.json`` records what was asked (the config and the games selected); ``games.csv`` gets
-    one row per game as it finishes (in the order they finish; :func:`write_results` sorts them
-    at the end), and ``failures.csv`` one row per game an agent broke. Resuming reads the
-    finished games back (a last row cut short by a kill is played again) and checks that the
-    config is the recorded one. Failed games are played again on resume.
+    ``run.json`` records what was asked (the config, the games selected, where the game logs go
+    and how many games get a replay page), so that ``--resume DIR`` alone continues the run;
+    ``games.csv`` gets one row per game as it finishes (in the order they finish;
+    :func:`write_results` sorts them at the end), and ``failures.csv`` one row per game an agent
+    broke. Resuming reads the finished games back (a last row cut short by a kill is played
+    again) and checks that the config is the recorded one. Failed games are played again on resume.
     """
 
     def __init__(
-        self, path: str | Path, config: TournamentConfig, selection: list[int] | None, games: int, *, resume: bool
+        self,
+        path: str | Path,
+        config: TournamentConfig,
+        selection: list[int] | None,
+        games: int,
+        *,
+        resume: bool,
+        log_dir: str | Path | None = None,
+        replay_html: int = 0,
     ) -> None:
         self.path = Path(path)
         self.tasks = {task.index: task for task in selected_tasks(config, selection)}
@@ -127,6 +156,8 @@ class RunFolder:
             "config": config.to_json(),
             "only_games": selection,
             "games": games,
+            "save_logs": None if log_dir is None else str(log_dir),
+            "replay_html": replay_html,
         }
         if resume:
             self._check_recorded_run()
@@ -170,20 +201,8 @@ class RunFolder:
         handle.write(text.getvalue())
         handle.flush()
 
-    def _recorded_run(self) -> dict[str, Any] | None:
-        path = self.path / RUN_FILE
-        if not path.exists():
-            return None
-        try:
-            recorded = json.loads(path.read_text())
-        except (OSError, ValueError) as error:
-            raise RunFolderError(f"cannot read {path}: {error}") from error
-        if not isinstance(recorded, dict) or recorded.get("format") != RUN_FORMAT:
-            raise RunFolderError(f"{path} is not a tournament run record (format {RUN_FORMAT!r})")
-        return recorded
-
     def _check_recorded_run(self) -> None:
-        recorded = self._recorded_run()
+        recorded = read_run_record(self.path)
         if recorded is None:
             raise RunFolderError(
                 f"cannot resume {self.path}: it has no {RUN_FILE} (not a tournament run folder, or one written "
@@ -200,18 +219,18 @@ class RunFolder:
             raise RunFolderError(
                 f"cannot resume {self.path}: this command's tournament differs from the run recorded there: "
                 + "; ".join(differences)
-                + ". Repeat the original command's settings with --resume."
+                + ". Resume it with the config recorded there (on the command line: --resume DIR alone)."
             )
 
     def _refuse_to_overwrite_an_unfinished_run(self) -> None:
-        recorded = self._recorded_run()
+        recorded = read_run_record(self.path)
         if recorded is None:
             return
         finished = len(self._read_rows())
         if finished < recorded.get("games", 0):
             raise RunFolderError(
                 f"{self.path} holds an unfinished tournament run ({finished} of {recorded['games']} games): finish it "
-                f"with --resume {self.path} (the same settings), or choose another output folder"
+                f"with --resume {self.path}, or choose another output folder"
             )
 
     def _read_rows(self) -> list[dict[str, Any]]:

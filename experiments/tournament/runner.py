@@ -24,6 +24,7 @@ from experiments.common.stats import (
     seat_win_rates,
 )
 from experiments.tournament.games import GameFailedError, GameFailure, GameRecord, log_path, run_game
+from experiments.tournament.progress import Progress, ProgressLines, plan_line
 from experiments.tournament.run_folder import RunFolder, replay_folder, replay_page_path
 from experiments.tournament.schedule import GameTask, TournamentConfig, selected_tasks
 
@@ -181,6 +182,17 @@ def _plan_logs(
     return logs
 
 
+def _progress(
+    config: TournamentConfig, total: int, finished: int, bar: bool, log: Callable[[str], None] | None
+) -> Progress:
+    """A progress bar (``bar``), else plain progress lines to ``log``, else nothing."""
+    if bar or log is None:
+        from tqdm import tqdm
+
+        return tqdm(total=total, initial=finished, unit="game", disable=not bar, desc=config.mode, dynamic_ncols=True)
+    return ProgressLines(total, finished, log)
+
+
 def run_tournament(
     config: TournamentConfig,
     *,
@@ -194,6 +206,7 @@ def run_tournament(
     backend: str = LOCAL,
     ray_address: str | None = None,
     replay_html: int = 0,
+    log: Callable[[str], None] | None = None,
 ) -> TournamentResult:
     """Play the schedule (or the games ``only_games`` of it) on ``workers`` processes, or on Ray
     with ``backend="ray"`` (see :mod:`experiments.common.parallel`; ``workers`` then sizes a local Ray).
@@ -216,26 +229,28 @@ def run_tournament(
     without one. Resuming keeps the pages of the games finished before, and writes the missing
     ones whose logs were saved.
     """
-    from tqdm import tqdm
-
     for spec in dict.fromkeys(config.agents):
         build_agent(spec)  # fail fast, in this process, with a clear message
     if resume and out_dir is None:
         raise ValueError("resume=True needs out_dir, the folder of the run to finish")
     tasks = selected_tasks(config, only_games)
     selection = None if only_games is None else [task.index for task in tasks]
-    folder = None if out_dir is None else RunFolder(out_dir, config, selection, len(tasks), resume=resume)
+    folder = (
+        None
+        if out_dir is None
+        else RunFolder(out_dir, config, selection, len(tasks), resume=resume, log_dir=log_dir, replay_html=replay_html)
+    )
     finished = {} if folder is None else folder.finished
     to_play = [task for task in tasks if task.index not in finished]
     logs = _plan_logs(log_dir, out_dir, tasks, replay_html, finished)
     workers = max(1, min(workers or os.cpu_count() or 1, len(to_play)))
     runner = Runner(backend, workers, ray_address)
+    if log is not None:
+        log(plan_line(config, len(tasks), len(finished), workers, backend))
     start = time.perf_counter()
     records: list[GameRecord] = list(finished.values())
     failures: list[GameFailure] = []
-    bar = tqdm(
-        total=len(tasks), initial=len(finished), unit="game", disable=not progress, desc=config.mode, dynamic_ncols=True
-    )
+    bar = _progress(config, len(tasks), len(finished), progress, log)
 
     def record(outcome: GameRecord | GameFailure) -> None:
         if isinstance(outcome, GameFailure):

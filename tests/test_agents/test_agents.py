@@ -399,3 +399,28 @@ def test_hoarder_focuses_on_the_categories_it_holds():
     agent.start_game(0, 2, seed=0)
     view = make_view(hand=[HOLY_BOOKS_1_A, HOLY_BOOKS_1_B, 27, 28, 29])
     assert agent.focus_categories(view) == (2, 3)
+
+
+# ----------------------------------------------------------------------------- ppo at other player counts
+def test_ppo_warns_once_per_process_and_count_when_it_plays_a_count_it_was_not_trained_for(monkeypatch):
+    """The shipped policy was trained for 2 players: at 3 it still plays a whole legal game, and
+    says once per process (and player count) that it was not trained for it."""
+    import warnings
+
+    import agents.ppo_agent as ppo_agent
+    from experiments.common.match import play_game
+
+    monkeypatch.setattr(ppo_agent, "_WARNED_COUNTS", set())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning here fails the test
+        make_agent("ppo").start_game(0, 2, seed=1)
+    with pytest.warns(UserWarning) as caught:
+        result = play_game([make_agent("ppo"), RandomAgent(), RandomAgent()], 7, labels=["ppo", "r1", "r2"])
+        play_game([RandomAgent(), make_agent("ppo"), RandomAgent()], 8, labels=["r0", "ppo", "r2"])
+    assert [str(warning.message) for warning in caught] == [
+        f"ppo: the policy {ppo_agent.DEFAULT_POLICY} was trained for 2 players, not 3: it plays 3-player games "
+        "without training for them (warned once per process)"
+    ]
+    assert len(result.vp) == 3 and result.actions > 0
+    with pytest.warns(UserWarning, match="trained for 2 players, not 4: it plays 4-player games"):
+        make_agent("ppo").start_game(0, 4, seed=1)
