@@ -28,6 +28,7 @@ DOCUMENT: Final = ROOT / "docs" / "durations.md"
 #: The README's examples finish within this many seconds on the project's 2-core machine.
 QUICK_LIMIT: Final = 120.0
 BEGIN, END = "<!-- durations:begin -->", "<!-- durations:end -->"
+COLUMNS: Final = ("key", "command", "seconds", "peak memory (GB)", "measured", "machine and load")
 
 
 @dataclass(frozen=True)
@@ -125,34 +126,50 @@ def machine() -> str:
     return f"{os.cpu_count()} × {model}{memory}, Python {platform.python_version()}"
 
 
-def measure(command: Command) -> float:
-    """Wall-clock seconds of one run of ``command`` (a RuntimeError with its output if it fails)."""
+#: Runs a command and then prints, as its last line on stderr, the peak resident memory in kB of
+#: the largest process it waited for (``ru_maxrss`` of its children), so each row can say how
+#: much memory the command needs, not only how long it takes.
+PEAK_MEMORY = (
+    "import resource, subprocess, sys\n"
+    "code = subprocess.run(sys.argv[1:]).returncode\n"
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n"
+    "sys.exit(code)\n"
+)
+
+
+def measure(command: Command) -> tuple[float, float]:
+    """Wall-clock seconds and peak memory (GB, the largest process) of one run of ``command`` (a
+    RuntimeError with its output if it fails)."""
     with tempfile.TemporaryDirectory(prefix="biblios-durations-") as scratch:
         cwd = ROOT if command.cwd_is_clone else Path(scratch)
         words = shlex.split(command.command.replace("{scratch}", scratch).replace("{clone}", str(ROOT)))
         argv = [sys.executable if word == "python" else word for word in words]
         began = time.perf_counter()
-        finished = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
+        finished = subprocess.run(
+            [sys.executable, "-c", PEAK_MEMORY, *argv], cwd=cwd, capture_output=True, text=True, check=False
+        )
         seconds = time.perf_counter() - began
     if finished.returncode != 0:
         output = (finished.stdout + finished.stderr)[-3000:]
         raise RuntimeError(f"{command.command} failed ({finished.returncode}), nothing recorded:\n{output}")
-    return seconds
+    peak_kb = float(finished.stderr.strip().splitlines()[-1])
+    return seconds, peak_kb / 2**20
 
 
 def read_table(text: str) -> dict[str, list[str]]:
-    """The rows of the generated table in ``text``, by key: [key, command, seconds, date, machine]."""
+    """The rows of the generated table in ``text``, by key: [key, command, seconds, peak memory,
+    date, machine]."""
     block = text.split(BEGIN, 1)[1].split(END, 1)[0] if BEGIN in text else ""
     rows = {}
     for line in block.splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if len(cells) == 5 and cells[0].startswith("`"):  # a measurement, not the header or its rule
+        if len(cells) == len(COLUMNS) and cells[0].startswith("`"):  # a measurement, not the header or its rule
             rows[cells[0].strip("`")] = cells
     return rows
 
 
 def table(rows: dict[str, list[str]]) -> str:
-    lines = ["| key | command | seconds | measured | machine |", "|---|---|---:|---|---|"]
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|---|---|---:|---:|---|---|"]
     for command in COMMANDS:
         if command.key in rows:
             lines.append("| " + " | ".join(rows[command.key]) + " |")
@@ -176,12 +193,19 @@ def main(argv: list[str] | None = None) -> int:
     where, today = machine(), date.today().isoformat()
     for command in chosen:
         print(f"{command.key}: {command.command}", flush=True)
-        seconds = measure(command)
-        print(f"  {seconds:.1f} s", flush=True)
+        seconds, gigabytes = measure(command)
+        print(f"  {seconds:.1f} s, {gigabytes:.2f} GB", flush=True)
         if command.quick and seconds > QUICK_LIMIT:
             print(f"  over the README's limit of {QUICK_LIMIT:.0f} s: make the example smaller", flush=True)
         load = f"{where}; load {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else where
-        rows[command.key] = [f"`{command.key}`", f"`{command.command}`", f"{seconds:.0f}", today, load]
+        rows[command.key] = [
+            f"`{command.key}`",
+            f"`{command.command}`",
+            f"{seconds:.0f}",
+            f"{gigabytes:.2f}",
+            today,
+            load,
+        ]
         head, _, rest = text.partition(BEGIN)
         text = head + BEGIN + "\n" + table(rows) + "\n" + END + rest.split(END, 1)[1]
         DOCUMENT.write_text(text)  # after every command: a long run stopped half-way keeps what it measured

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import sys
 import types
 import typing
@@ -121,8 +122,8 @@ def _number(text: str, accepts: Callable[[float], bool], expected: str) -> float
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
-    if not accepts(value):
-        raise argparse.ArgumentTypeError(f"expected {expected}, got {value}")
+    if not math.isfinite(value) or not accepts(value):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
     return value
 
 
@@ -134,6 +135,11 @@ def fraction(text: str) -> float:
 def positive(text: str) -> float:
     """An argparse type: a positive number (a learning rate); the error names the bad value."""
     return _number(text, lambda value: value > 0, "a positive number")
+
+
+def non_negative(text: str) -> float:
+    """An argparse type: a number >= 0 (a loss weight, an entropy bonus); the error names the bad value."""
+    return _number(text, lambda value: value >= 0, "a number >= 0")
 
 
 def seed_value(text: str) -> int:

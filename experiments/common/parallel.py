@@ -28,7 +28,9 @@ What both backends guarantee (a batch cut short is recorded with the items it fi
   every batch in flight is recorded; a second Ctrl-C here stops waiting for the workers (what
   they sent is still recorded). Ctrl-C interrupts an item only: elsewhere (recording a batch,
   waiting for work) it takes effect at the next item, so it never cuts a recording short. Ray
-  ignores SIGINT in its workers: they finish their batch.
+  ignores SIGINT in its workers: they finish their batch. A runner made with
+  ``abandon_items=True`` (a trainer whose items are long games it plays again on resume) passes a
+  Ctrl-C of this process on to its local workers, which abandon their item in hand at once.
 * **A dead worker is named**: :class:`WorkerCrashedError` names the batch it was doing
   (``describe(item)``, e.g. the game and its seed; a local worker's item in hand too), raised
   once what the workers finished is recorded (a dead local worker's finished items included;
@@ -68,6 +70,8 @@ _RAY_BATCHES_PER_CPU: Final = 2
 _INSTALL_RAY: Final = 'the ray backend needs Ray: pip install -e ".[distributed]"'
 #: How long a local worker told to quit (or ended) may take to exit before it is killed.
 _EXIT_SECONDS: Final = 10.0
+#: The signals a run defers as Ctrl-C (SIGTERM only where the program raises KeyboardInterrupt on it).
+_STOP_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
 
 # What this process and a local worker send each other: (kind, payload).
 _BATCH: Final = "batch"  # to the worker: the items of a batch to do
@@ -140,18 +144,21 @@ def _interrupts_deferred() -> Iterator[None]:
     """Ctrl-C in this process handled by ``_interrupts`` during a run (whose count the run reads
     before the end of this block). Only in the main thread (the only one Python runs signal
     handlers in) and over Python's own handler: a Ctrl-C that is ignored, or handled by the
-    program itself, is left so."""
+    program itself, is left so. A SIGTERM that the program turned into KeyboardInterrupt (its
+    handler is Python's Ctrl-C handler, as a trainer sets it while it plays games) is a Ctrl-C too."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+    taken = [number for number in _STOP_SIGNALS if signal.getsignal(number) is signal.default_int_handler]
+    if signal.SIGINT not in taken:
         yield
         return
-    previous = signal.signal(signal.SIGINT, _interrupts.handle)
+    previous = {number: signal.signal(number, _interrupts.handle) for number in taken}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
         _interrupts.count = 0
 
 
@@ -287,8 +294,17 @@ class Runner:
     Use as a context manager (``with Runner("ray") as runner: ...``) or call :meth:`close`.
     """
 
-    def __init__(self, backend: str = LOCAL, workers: int | None = None, ray_address: str | None = None) -> None:
+    def __init__(
+        self,
+        backend: str = LOCAL,
+        workers: int | None = None,
+        ray_address: str | None = None,
+        *,
+        abandon_items: bool = False,
+    ) -> None:
         self.backend = check_backend(backend)
+        #: Whether Ctrl-C here ends the local workers' items in hand too (see the module docstring).
+        self.abandon_items = abandon_items
         if workers is not None and workers < 1:
             raise ValueError(f"workers must be a positive integer, got {workers!r}")
         if ray_address is not None and backend != RAY:
@@ -373,7 +389,7 @@ class Runner:
         stops_run: Callable[[Result], bool] | None,
         describe: Callable[[Item], str],
     ) -> None:
-        run = _LocalRun(on_batch, stops_run, describe)
+        run = _LocalRun(on_batch, stops_run, describe, self.abandon_items)
         with _interrupts_deferred():
             try:
                 _start_local_workers(run.workers, min(self.workers, len(batches)), work, stops_run)
@@ -460,7 +476,9 @@ class _LocalRun:
         on_batch: Callable[[int, list[Any]], None],
         stops_run: Callable[[Any], bool] | None,
         describe: Callable[[Any], str],
+        abandon_items: bool = False,
     ) -> None:
+        self.abandon_items = abandon_items
         self.on_batch = on_batch
         self.stops_run = stops_run
         self.describe = describe
@@ -479,6 +497,9 @@ class _LocalRun:
                 elif worker.batch is not None and self.stopping and not worker.told_to_stop:
                     worker.told_to_stop = True
                     _send(worker, _STOP, None)
+                    if self.abandon_items and (self.interrupted or _interrupts.count > 0):
+                        with suppress(OSError):  # a worker that has just died is found by its exit
+                            os.kill(worker.process.pid, signal.SIGINT)
             busy = [worker for worker in self.workers if worker.batch is not None]
             if not busy:
                 return

@@ -16,11 +16,14 @@ The recipe (``agents/policies/README.md`` records what was tried and measured):
    generate training data), written to ``eval.csv`` and drawn in ``strength.png``;
    ``best_network.npz`` is the iteration with the best mean win share against ``value``.
 
-Runs are safe to interrupt (Ctrl-C or SIGTERM print the line that resumes): the run folder
-(``--out``) keeps the config, every iteration's network and data, and the evaluation rows;
-``--resume RUN_DIR`` continues where the run stopped (an interrupted phase is played again from
-its start; finished ones are kept) and may raise ``--iterations`` to go on, so a long recipe can
-run as several resumed chunks. Every seed is derived from ``--seed``, so a resumed run ends with
+Runs are safe to interrupt (Ctrl-C or SIGTERM stop within seconds, exit 0 and print the line
+that resumes): the run folder (``--out``) keeps the config, every iteration's network and data,
+and the evaluation rows; a stop while an iteration's games are played keeps the games finished
+(``data/iteration_N.kept.npz``), and ``--resume RUN_DIR`` plays only the others; an interrupted
+training or evaluation is done again from its start. ``--resume`` may raise ``--iterations`` to
+go on, so a long recipe can run as several resumed chunks.
+
+Every seed is derived from ``--seed``, so a resumed run ends with
 the same networks as an uninterrupted one. The plan is printed first; progress bars with ETAs
 show games and training steps.
 """
@@ -47,6 +50,7 @@ from experiments.common.cli import (
     check_backend_arguments,
     fraction,
     invocation_note,
+    non_negative,
     positive,
     program_name,
     seed_value,
@@ -54,11 +58,21 @@ from experiments.common.cli import (
 from experiments.common.errors import RunFolderError
 from experiments.common.match import parse_agent_spec
 from experiments.common.parallel import LOCAL, Runner
+from experiments.tournament.progress import ProgressLines
 from experiments.training import evaluation
 from experiments.training.evaluation import EVAL_COLUMNS, EVAL_SEED
-from experiments.training.networks import FitReport, Samples, TorchNetwork, fit, from_numpy, to_numpy
-from experiments.training.runs import append_rows, read_rows, refuse_new_settings, settings_from_json, write_json
-from experiments.training.stopping import StopRequest, resume_line, stopped_at_once
+from experiments.training.kept_games import load_kept, save_kept
+from experiments.training.networks import SAMPLE_FIELDS, FitReport, Samples, TorchNetwork, fit, from_numpy, to_numpy
+from experiments.training.runs import (
+    append_rows,
+    check_run_folder,
+    read_rows,
+    refuse_new_settings,
+    resume_flags,
+    settings_from_json,
+    write_json,
+)
+from experiments.training.stopping import RunStoppedError, StopRequest, resume_line, stopped_at_once
 from experiments.training.teacher_games import SelfPlayConfig, generate
 
 MODULE: Final = "experiments.train_network"
@@ -67,8 +81,11 @@ STATE_FILE: Final = "state.json"
 EVAL_FILE: Final = "eval.csv"
 #: ``eval.csv``: the iteration, then the evaluation's columns.
 ITERATION_EVAL_COLUMNS: Final = ("iteration", *EVAL_COLUMNS)
-#: The settings ``--resume`` may change: how long the run goes on, and where and how its games run.
-RESUMABLE: Final = ("iterations", "workers", "backend", "ray_address", "progress")
+#: The options that are not settings of the run (``config.json`` leaves them out): where and how its
+#: games run. A resumed run takes them anew, and the printed resume command repeats them.
+NOT_RECORDED: Final = ("workers", "backend", "ray_address", "progress")
+#: The settings ``--resume`` may change: how long the run goes on, and the options not recorded.
+RESUMABLE: Final = ("iterations", *NOT_RECORDED)
 
 
 @dataclass
@@ -110,7 +127,7 @@ class ExpertIterationConfig:
     bootstrap_epochs: int = field(default=6, metadata={"help": "epochs of the bootstrap", "type": at_least(1)})
     learning_rate: float = field(default=1e-3, metadata={"help": "Adam learning rate", "type": positive})
     batch_size: int = field(default=512, metadata={"help": "minibatch size", "type": at_least(1)})
-    value_weight: float = field(default=0.25, metadata={"help": "weight of the value loss"})
+    value_weight: float = field(default=0.25, metadata={"help": "weight of the value loss", "type": non_negative})
     eval_deals: int = field(default=100, metadata={"help": "duplicate deals per evaluation table", "type": at_least(1)})
     eval_opponents: tuple[str, ...] = field(
         default=("value", "hoarder", "random"), metadata={"help": "fixed opponents"}
@@ -126,8 +143,7 @@ class ExpertIterationConfig:
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
-        data.pop("progress")
-        for where in ("workers", "backend", "ray_address"):  # the data do not depend on where games run
+        for where in NOT_RECORDED:  # the data do not depend on where or how games run
             data.pop(where)
         return data
 
@@ -148,6 +164,11 @@ def network_path(out: Path, iteration: int) -> Path:
 
 def data_path(out: Path, iteration: int) -> Path:
     return out / "data" / f"iteration_{iteration}.npz"
+
+
+def kept_path(out: Path, iteration: int) -> Path:
+    """The games an iteration stopped while playing them finished (see :mod:`~experiments.training.kept_games`)."""
+    return out / "data" / f"iteration_{iteration}.kept.npz"
 
 
 def _opponents(text: str, network: Path | None) -> tuple[tuple[Any, float], ...]:
@@ -186,25 +207,48 @@ def selfplay_config(config: ExpertIterationConfig, iteration: int, previous: Pat
 
 
 def _bar(total: int, unit: str, desc: str, enabled: bool) -> Any:
+    """A progress bar; without one (``--no-progress``, a log file), games still print a plain line
+    now and then, so that a log shows a run playing thousands of games is alive."""
     from tqdm import tqdm
 
+    if not enabled and unit == "game":
+        return ProgressLines(total, 0, lambda line: print(f"{desc}: {line}", flush=True))
     return tqdm(total=total, unit=unit, desc=desc, disable=not enabled, dynamic_ncols=True)
 
 
 def play_iteration(
-    config: ExpertIterationConfig, out: Path, iteration: int, previous: Path | None, runner: Runner
+    config: ExpertIterationConfig, out: Path, iteration: int, previous: Path | None, runner: Runner, stop: StopRequest
 ) -> Samples:
+    """Play an iteration's games (those a stopped run kept are not played again) and save them. A
+    stop saves the games finished and raises RunStoppedError saying how many."""
     games = config.bootstrap_games if iteration == 0 else config.games
     total = games * len(config.players)
     selfplay = selfplay_config(config, iteration, previous)
+    kept_file = kept_path(out, iteration)
+    kept = {game: Samples(**data) for game, data in load_kept(kept_file).items()}
+    phase = "bootstrap games" if iteration == 0 else f"games of iteration {iteration}"
     bar = _bar(total, "game", f"iteration {iteration}: games", config.progress)
+    bar.update(len(kept))
+
+    def progress(count: int) -> None:
+        bar.update(count)
+        stop.after_step(phase, len(kept))
+
     try:
-        samples = generate(selfplay, range(total), runner=runner, progress=bar.update)
-    finally:
+        with stop.games():
+            samples = generate(selfplay, range(total), runner=runner, progress=progress, kept=kept)
+    except KeyboardInterrupt:
         bar.close()
+        kept_file.parent.mkdir(parents=True, exist_ok=True)
+        save_kept(
+            kept_file, {game: {name: getattr(part, name) for name in SAMPLE_FIELDS} for game, part in kept.items()}
+        )
+        raise RunStoppedError(f"after {len(kept):,} of {total:,} {phase}") from None
+    bar.close()
     path = data_path(out, iteration)
     path.parent.mkdir(parents=True, exist_ok=True)
     samples.save(path)
+    kept_file.unlink(missing_ok=True)
     return samples
 
 
@@ -288,12 +332,18 @@ def plot_strength(out: Path) -> Path | None:
     return path
 
 
-def best_iteration(out: Path) -> int:
-    """The iteration with the best mean win rate against ``value`` (relative to the fair share,
+def yardstick(eval_opponents: Sequence[str]) -> str:
+    """The evaluation opponent that picks the best network: ``value`` (the strongest fixed
+    heuristic) when the run evaluates against it, else the first opponent evaluated."""
+    return "value" if "value" in eval_opponents else eval_opponents[0]
+
+
+def best_iteration(out: Path, opponent: str = "value") -> int:
+    """The iteration with the best mean win rate against ``opponent`` (relative to the fair share,
     over the player counts)."""
     scores: dict[int, list[float]] = {}
     for row in read_rows(out / EVAL_FILE):
-        if row["opponent"] == "value":
+        if row["opponent"] == opponent:
             scores.setdefault(int(row["iteration"]), []).append(float(row["win_rate"]) * int(row["players"]))
     return max(scores, key=lambda iteration: (sum(scores[iteration]) / len(scores[iteration]), iteration))
 
@@ -335,26 +385,40 @@ def resumed_config(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     return dataclasses.replace(config, out=str(folder))
 
 
-def run(config: ExpertIterationConfig, resume: bool = False) -> Path:
-    """Run (or continue) the recipe; returns the run folder. Ctrl-C or SIGTERM stops it at once:
-    every finished phase (an iteration's games, its network, its evaluation) is on disk, and the
-    resumed run plays the interrupted phase again from its start."""
-    with StopRequest(at_once=True):  # from the start: once the run folder exists, a stop resumes
+def run(
+    config: ExpertIterationConfig, resume: bool = False, flags: Sequence[str] = (), stop: StopRequest | None = None
+) -> Path:
+    """Run (or continue) the recipe; returns the run folder. Ctrl-C or SIGTERM stops it at once
+    (``stop`` replaces the signal handler: a caller that stops the run itself): the games finished
+    in the games phase are saved, and every finished phase (an iteration's games, its network,
+    its evaluation) is on disk; the resumed run plays only the games not kept, and an interrupted
+    training or evaluation again from its start. A stop prints what was kept and the command that
+    resumes (with ``flags``, the options given that are not settings of the run), then raises
+    RunStoppedError."""
+    with stop or StopRequest(at_once=True) as stop:  # from the start: once the run folder exists, a stop resumes
         out, state = prepare_run(config, resume)
         try:
             print_plan(config, state)
-            with Runner(config.backend, config.workers, config.ray_address) as runner:
+            with Runner(config.backend, config.workers, config.ray_address, abandon_items=True) as runner:
                 for iteration in range(state.completed + 1, config.iterations + 1):
-                    _iteration(config, out, state, iteration, runner)
+                    _iteration(config, out, state, iteration, runner, stop)
+        except RunStoppedError as stopped:
+            print(resume_line(MODULE, out, str(stopped), flags), flush=True)
+            raise
         except KeyboardInterrupt:
-            done = "nothing finished yet" if state.completed < 0 else f"iteration {state.completed} finished"
-            print(resume_line(MODULE, out, done), flush=True)
-            raise RunStoppedError from None
+            print(resume_line(MODULE, out, _kept(state), flags), flush=True)
+            raise RunStoppedError(_kept(state)) from None
     return out
 
 
-class RunStoppedError(Exception):
-    """The run stopped on a signal (its resume line printed)."""
+def _kept(state: RunState) -> str:
+    """What a run stopped outside its games phase has kept."""
+    if state.played > state.completed:
+        phase = "bootstrap" if state.played == 0 else f"iteration {state.played}"
+        return f"after the games of the {phase} (its training and evaluation start again)"
+    if state.completed < 0:
+        return "before its first game"
+    return f"after iteration {state.completed}"
 
 
 def print_plan(config: ExpertIterationConfig, state: RunState) -> None:
@@ -363,9 +427,9 @@ def print_plan(config: ExpertIterationConfig, state: RunState) -> None:
     counts = "/".join(map(str, config.players))
     phases = []
     if state.completed < 0:
+        games = "games kept" if state.played == 0 else f"{config.bootstrap_games:,} games per player count ({counts})"
         phases.append(
-            f"bootstrap: {config.bootstrap_games:,} games per player count ({counts}) of {config.bootstrap_teacher}, "
-            f"then {config.bootstrap_epochs} epochs of training"
+            f"bootstrap: {games} of {config.bootstrap_teacher}, then {config.bootstrap_epochs} epochs of training"
         )
     todo = config.iterations - max(state.completed, 0)
     if todo > 0:
@@ -378,19 +442,21 @@ def print_plan(config: ExpertIterationConfig, state: RunState) -> None:
     print("plan: " + "; ".join(phases), flush=True)
 
 
-def _iteration(config: ExpertIterationConfig, out: Path, state: RunState, iteration: int, runner: Runner) -> None:
+def _iteration(
+    config: ExpertIterationConfig, out: Path, state: RunState, iteration: int, runner: Runner, stop: StopRequest
+) -> None:
     """Play, train and evaluate one iteration, then record it as finished."""
     start = time.perf_counter()
     previous = None if iteration == 0 else network_path(out, iteration - 1)
     if state.played < iteration:  # a resumed run keeps the games of an iteration stopped while training
-        play_iteration(config, out, iteration, previous, runner)
+        play_iteration(config, out, iteration, previous, runner, stop)
         state.played = iteration
         write_json(out / STATE_FILE, asdict(state))
     report = train_iteration(config, out, iteration, previous)
     rows = evaluate(config, out, iteration)
     append_rows(out / EVAL_FILE, ITERATION_EVAL_COLUMNS, rows)
     plot_strength(out)
-    best = best_iteration(out)
+    best = best_iteration(out, yardstick(config.eval_opponents))
     NumpyNetwork.load(network_path(out, best)).save(out / "best_network.npz")
     state.completed = iteration
     state.seconds += time.perf_counter() - start
@@ -423,6 +489,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     check_backend_arguments(args, parser)
+    check_run_folder(args, parser)
     resume = args.resume is not None
     if resume:
         config = resumed_config(args, parser)
@@ -430,13 +497,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         values = {key: value for key, value in vars(args).items() if key != "resume"}
         config = ExpertIterationConfig(**{**values, "players": tuple(args.players), "hidden": tuple(args.hidden),
                                           "eval_opponents": tuple(args.eval_opponents)})  # fmt: skip
+    flags = resume_flags(args, parser, NOT_RECORDED)
     try:
-        out = run(config, resume=resume)
+        out = run(config, resume=resume, flags=flags)
     except RunFolderError as error:
         parser.error(str(error))
     except RunStoppedError:
         return 0
-    except KeyboardInterrupt:  # while starting, before the first phase
-        return stopped_at_once(MODULE, config.out, (Path(config.out) / STATE_FILE).is_file())
+    except KeyboardInterrupt:  # a second Ctrl-C while saving
+        return stopped_at_once(MODULE, config.out, (Path(config.out) / CONFIG_FILE).is_file(), flags)
     print(f"best network: {out / 'best_network.npz'}; evaluations: {out / EVAL_FILE}; plot: {out / 'strength.png'}")
     return 0

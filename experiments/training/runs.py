@@ -66,6 +66,39 @@ def refuse_new_settings(namespace: argparse.Namespace, parser: argparse.Argument
             )
 
 
+def check_run_folder(namespace: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """Exit with a usage error, before anything is written, when ``--out`` names a file (a run
+    folder is a folder) or ``--resume RUN`` comes with an ``--out`` naming another folder (a
+    resumed run goes on in its own folder, so that other folder would be silently ignored)."""
+    out, resume = namespace.out, namespace.resume
+    given_out = out is not None and out != parser.get_default("out")
+    if resume is not None and given_out and Path(out).resolve() != Path(resume).resolve():
+        parser.error(f"--resume {resume} goes on in its own folder: leave out --out {out} (or give the same folder)")
+    for option, folder in (("--out", out), ("--resume", resume)):
+        if folder is not None and Path(folder).exists() and not Path(folder).is_dir():
+            parser.error(f"{option} {folder} is a file: expected a run folder (a new or an existing folder)")
+
+
+def resume_flags(namespace: argparse.Namespace, parser: argparse.ArgumentParser, names: Sequence[str]) -> list[str]:
+    """The options ``names`` (destinations) that the command line set to other values than their
+    defaults, as the words that set them (``--workers 4``, ``--no-progress``): the flags that are
+    not settings recorded in the run folder, which the printed resume command must repeat."""
+    words: list[str] = []
+    for action in parser._actions:
+        value = getattr(namespace, action.dest, None)
+        if action.dest not in names or not action.option_strings or value == action.default:
+            continue
+        if isinstance(action, argparse.BooleanOptionalAction):
+            positive, negative = action.option_strings[:2]
+            words.append(positive if value else negative)
+        elif action.nargs == 0:  # an on/off flag (store_true, store_false)
+            words.append(action.option_strings[0])
+        else:
+            values = value if isinstance(value, list | tuple) else [value]
+            words.extend([action.option_strings[0], *(str(item) for item in values)])
+    return words
+
+
 def append_rows(path: Path, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> None:
     """Append ``rows`` to the CSV file ``path`` (with a header if it is new); keys outside
     ``columns`` are left out."""
@@ -108,10 +141,12 @@ def write_json(path: Path, data: Any) -> None:
 
 __all__ = [
     "append_rows",
+    "check_run_folder",
     "default_out",
     "keep_rows",
     "read_rows",
     "refuse_new_settings",
+    "resume_flags",
     "settings_from_json",
     "settings_json",
     "write_json",

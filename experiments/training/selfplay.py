@@ -44,16 +44,28 @@ from biblios_env.engine.views import player_view
 from biblios_env.layout import LAYOUT_FINGERPRINT
 from biblios_env.observations import OBSERVATION_SCALE
 from biblios_env.vector import VectorGame
-from experiments.common.cli import HelpFormatter, add_config_arguments, at_least, invocation_note, program_name
+from experiments.common.cli import (
+    HelpFormatter,
+    add_config_arguments,
+    at_least,
+    fraction,
+    invocation_note,
+    non_negative,
+    positive,
+    program_name,
+    seed_value,
+)
 from experiments.common.errors import CheckpointError, RunFolderError
 from experiments.common.match import AgentSpec, AgentSpecError, build_agent, parse_agent_spec
 from experiments.training import evaluation
 from experiments.training.evaluation import EVAL_COLUMNS, plot_learning_curve
 from experiments.training.runs import (
     append_rows,
+    check_run_folder,
     default_out,
     read_rows,
     refuse_new_settings,
+    resume_flags,
     settings_from_json,
     settings_json,
     write_json,
@@ -89,7 +101,7 @@ class Args:
     decisions: int = field(
         default=20_000_000, metadata={"help": "stop after this many network decisions", "type": at_least(1)}
     )
-    seed: int = field(default=1, metadata={"help": "seed of the games, the network and the pool"})
+    seed: int = field(default=1, metadata={"help": "seed of the games, the network and the pool", "type": seed_value})
     algo: str = field(default="ppo", metadata={"help": "the algorithm", "choices": ("ppo", "dmc")})
     num_games: int = field(default=256, metadata={"help": "games stepped together", "type": at_least(1)})
     rollout_steps: int = field(default=64, metadata={"help": "batched steps between updates", "type": at_least(1)})
@@ -109,18 +121,23 @@ class Args:
     )
     value_warmup: int = field(
         default=0,
-        metadata={"help": "network decisions at the start that train the value head only (ppo; for --init)"},
+        metadata={
+            "help": "network decisions at the start that train the value head only (ppo; for --init)",
+            "type": at_least(0),
+        },
     )
-    learning_rate: float = field(default=3e-4, metadata={"help": "Adam learning rate", "section": "update"})
+    learning_rate: float = field(
+        default=3e-4, metadata={"help": "Adam learning rate", "type": positive, "section": "update"}
+    )
     epochs: int = field(default=1, metadata={"help": "passes over each rollout (ppo)", "type": at_least(1)})
     minibatch: int = field(default=4096, metadata={"help": "samples per gradient step", "type": at_least(1)})
-    gamma: float = field(default=1.0, metadata={"help": "discount over a seat's own decisions"})
-    gae_lambda: float = field(default=0.95, metadata={"help": "GAE lambda (ppo)"})
-    clip: float = field(default=0.2, metadata={"help": "PPO's ratio clipping"})
-    entropy: float = field(default=0.01, metadata={"help": "entropy bonus (ppo)"})
-    value_weight: float = field(default=0.5, metadata={"help": "value loss weight (ppo)"})
-    epsilon: float = field(default=0.05, metadata={"help": "exploration of the DMC actors"})
-    max_grad_norm: float = field(default=1.0, metadata={"help": "gradient clipping"})
+    gamma: float = field(default=1.0, metadata={"help": "discount over a seat's own decisions", "type": fraction})
+    gae_lambda: float = field(default=0.95, metadata={"help": "GAE lambda (ppo)", "type": fraction})
+    clip: float = field(default=0.2, metadata={"help": "PPO's ratio clipping", "type": positive})
+    entropy: float = field(default=0.01, metadata={"help": "entropy bonus (ppo)", "type": non_negative})
+    value_weight: float = field(default=0.5, metadata={"help": "value loss weight (ppo)", "type": non_negative})
+    epsilon: float = field(default=0.05, metadata={"help": "exploration of the DMC actors", "type": fraction})
+    max_grad_norm: float = field(default=1.0, metadata={"help": "gradient clipping", "type": positive})
     opponents: tuple[str, ...] = field(
         default=("self@0.6", "snapshot@0.2", "value@0.1", "random@0.1"),
         metadata={
@@ -135,12 +152,16 @@ class Args:
     pool_size: int = field(default=10, metadata={"help": "snapshots kept (the newest)", "type": at_least(1)})
     eval_every: int = field(
         default=5_000_000,
-        metadata={"help": "network decisions between evaluations (0: none)", "section": "what you watch"},
+        metadata={
+            "help": "network decisions between evaluations (0: none)",
+            "type": at_least(0),
+            "section": "what you watch",
+        },
     )
     eval_deals: int = field(default=100, metadata={"help": "duplicate deals per evaluation", "type": at_least(1)})
     eval_opponent: str = field(default="value", metadata={"help": "the evaluation opponent (an agent spec)"})
-    checkpoint_minutes: float = field(default=10.0, metadata={"help": "minutes between checkpoints"})
-    log_seconds: float = field(default=30.0, metadata={"help": "seconds between progress lines"})
+    checkpoint_minutes: float = field(default=10.0, metadata={"help": "minutes between checkpoints", "type": positive})
+    log_seconds: float = field(default=30.0, metadata={"help": "seconds between progress lines", "type": positive})
     tensorboard: bool = field(default=True, metadata={"help": "write TensorBoard events to RUN_DIR/tb"})
     plot: bool = field(default=False, metadata={"help": "write learning_curve.png at the end"})
 
@@ -840,7 +861,7 @@ def start(args: Args, resume: bool) -> Run:
     return run
 
 
-def train(args: Args, resume: bool = False, stop: StopRequest | None = None) -> Run:
+def train(args: Args, resume: bool = False, stop: StopRequest | None = None, flags: Sequence[str] = ()) -> Run:
     """Train until ``args.decisions`` network decisions (see the module docstring).
 
     With ``--pipeline`` (the default) the two cores work at once: while the games are played by
@@ -850,7 +871,8 @@ def train(args: Args, resume: bool = False, stop: StopRequest | None = None) -> 
     before (PPO's ratio corrects for it), and the run stays deterministic: what each side computes
     does not depend on their timing.
 
-    ``stop`` replaces the Ctrl-C handler (a caller that stops the run itself, e.g. after some updates).
+    ``stop`` replaces the Ctrl-C handler (a caller that stops the run itself, e.g. after some updates);
+    ``flags`` are the options the printed resume command repeats.
     """
     run = start(args, resume)
     print(plan(args, int(run.counters["decisions"])), flush=True)
@@ -893,7 +915,7 @@ def train(args: Args, resume: bool = False, stop: StopRequest | None = None) -> 
                 counters["last_eval"] = counters["decisions"]
             run.save(args.out / "checkpoint.pt")
             if stop.requested:
-                print(resume_line(MODULE, args.out, f"{counters['decisions']:,} decisions"), flush=True)
+                print(resume_line(MODULE, args.out, f"at {counters['decisions']:,} decisions", flags), flush=True)
     finally:
         watch.close()
     if args.plot:
@@ -959,15 +981,18 @@ def args_from(namespace: argparse.Namespace, parser: argparse.ArgumentParser) ->
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     namespace = parser.parse_args(argv)
+    check_run_folder(namespace, parser)
+    # A resumed run's --decisions is not in its args.json: the resume command repeats it.
+    flags = resume_flags(namespace, parser, ["decisions"] if namespace.resume is not None else [])
     try:
         args, resume = args_from(namespace, parser)
         Mixture.parse(args.opponents)  # an unknown opponent is an error before any work
-        run = train(args, resume)
+        run = train(args, resume, flags=flags)
     except (AgentSpecError, CheckpointError, RunFolderError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # while starting, or a second Ctrl-C
-        return stopped_at_once(MODULE, args.out, (args.out / "checkpoint.pt").is_file())
+        return stopped_at_once(MODULE, args.out, (args.out / "checkpoint.pt").is_file(), flags)
     print(f"{run.counters['decisions']:,} decisions in {run.counters['wall_seconds'] / 60:.1f} min; "
           f"network: {args.out / 'policy.npz'}", flush=True)  # fmt: skip
     return 0

@@ -2,12 +2,17 @@
 next safe point (the end of an update or an iteration), where it saves a checkpoint, prints the
 one line that resumes it and exits 0, with no traceback. A second signal stops at once. A run
 whose safe points are minutes apart and whose finished phases are already on disk stops at the
-first signal (``at_once``)."""
+first signal (``at_once``). While a trainer plays games on the parallel runner
+(:meth:`StopRequest.games`), the runner takes the signal as Ctrl-C: it records every batch in
+flight, then raises KeyboardInterrupt, and the trainer saves the games finished so far."""
 
 from __future__ import annotations
 
+import shlex
 import signal
 import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
@@ -27,6 +32,10 @@ class StopRequest:
         """Called at every safe point with the trainer's progress object (a subclass may set
         :attr:`requested` here)."""
 
+    def after_step(self, phase: str, done: int) -> None:
+        """Called as a phase between the safe points makes progress (``done`` games of a game
+        phase, the rows of a cloning epoch), so that a subclass can stop there (tests)."""
+
     def __enter__(self) -> StopRequest:
         for sig in (signal.SIGINT, signal.SIGTERM):
             self.previous[sig] = signal.signal(sig, self._handle)
@@ -39,27 +48,56 @@ class StopRequest:
         self.requested = True
         print(f"\n{signal.Signals(signum).name}: finishing {self.safe_point}, then saving", flush=True)
 
+    @contextmanager
+    def games(self) -> Iterator[None]:
+        """The block in which games are played on :class:`~experiments.common.parallel.Runner`:
+        SIGINT and SIGTERM raise KeyboardInterrupt there (the runner defers it until the batches
+        in flight are recorded), and a KeyboardInterrupt that leaves the block marks the stop as
+        :attr:`requested`, so the trainer saves the finished games and stops."""
+        stop_signals = (signal.SIGINT, signal.SIGTERM)
+        previous = {number: signal.signal(number, signal.default_int_handler) for number in stop_signals}
+        try:
+            yield
+        except KeyboardInterrupt:
+            self.requested = True
+            raise
+        finally:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
     def __exit__(self, *exc: object) -> None:
         for sig, handler in self.previous.items():
             signal.signal(sig, handler)
         self.previous = {}
 
 
-def resume_line(module: str, out: object, where: str) -> str:
-    """The line a stopped run prints: where it stopped and the command that continues it."""
-    return f"stopped at {where}; resume with: python -m {module} --resume {out}"
+class RunStoppedError(Exception):
+    """A run stopped on a signal with what it finished saved; its message says what it kept
+    (``after 3,120 of 9,000 bootstrap games``), for :func:`resume_line`."""
 
 
-def stopped_at_once(module: str, out: object, resumable: bool) -> int:
+def resume_command(module: str, out: object, flags: Sequence[str] = ()) -> str:
+    """The command that continues the run in ``out``, with the ``flags`` the user gave that are not
+    settings of the run (``--no-progress``, ``--workers 4``, ...): resumed, it runs as before."""
+    return " ".join(["python", "-m", module, "--resume", shlex.quote(str(out)), *map(shlex.quote, flags)])
+
+
+def resume_line(module: str, out: object, what: str, flags: Sequence[str] = ()) -> str:
+    """The line a stopped run prints: what it kept (``at 1,024 steps``, ``after 3 of 9 bootstrap
+    games``) and the command that continues it (see :func:`resume_command`)."""
+    return f"stopped {what}; resume with: {resume_command(module, out, flags)}"
+
+
+def stopped_at_once(module: str, out: object, resumable: bool, flags: Sequence[str] = ()) -> int:
     """What a command says when a signal stopped it outside its safe points (while starting, or
     a second Ctrl-C): no traceback, the way on, and the exit status of an interrupted command."""
     way_on = (
-        f"continue from its last checkpoint with: python -m {module} --resume {out}"
+        f"continue from what it saved with: {resume_command(module, out, flags)}"
         if resumable
-        else (f"it stopped before its first checkpoint: start it again (the folder {out} can be removed)")
+        else f"it stopped before its run folder {out} held anything: start it again"
     )
     print(f"\nstopped; {way_on}", file=sys.stderr, flush=True)
     return 130
 
 
-__all__ = ["StopRequest", "resume_line", "stopped_at_once"]
+__all__ = ["RunStoppedError", "StopRequest", "resume_command", "resume_line", "stopped_at_once"]

@@ -166,22 +166,30 @@ def play_games(
     describe: Callable[[Item], str],
     runner: Runner | None = None,
     progress: Callable[[int], None] | None = None,
+    kept: dict[int, Data] | None = None,
 ) -> list[Data]:
     """``play(game)`` for each of ``games`` on ``runner`` (default: in this process), in batches;
     ``progress(n)`` after each batch of ``n`` finished games; ``describe(game)`` names a game whose
     worker died. The results are in the order of ``games`` whatever the backend, the workers or
-    their timing."""
+    their timing.
+
+    ``kept`` holds the results by position in ``games``: the games already in it (kept from a
+    stopped run) are not played again, and each game is put in it as its batch returns, so that
+    after a Ctrl-C (KeyboardInterrupt, raised by the runner once the batches in flight are in)
+    it holds every finished game, for the caller to save."""
     runner = runner or Runner(LOCAL, 1)
-    size = max(1, min(8, len(games) // (runner.workers * 4)))
-    by_batch: dict[int, list[Data]] = {}
+    kept = {} if kept is None else kept
+    todo = [position for position in range(len(games)) if position not in kept]
+    size = max(1, min(8, len(todo) // (runner.workers * 4)))
 
     def record(index: int, results: list[Data]) -> None:
-        by_batch[index] = results
+        start = index * size  # a batch cut short returns its first games
+        kept.update(zip(todo[start : start + len(results)], results, strict=True))
         if progress is not None:
             progress(len(results))
 
-    runner.run(play, batches_of(games, size), record, describe=describe)
-    return [data for index in sorted(by_batch) for data in by_batch[index]]
+    runner.run(play, batches_of([games[position] for position in todo], size), record, describe=describe)
+    return [kept[position] for position in range(len(games))]
 
 
 # ----------------------------------------------------------------------------- expert iteration
@@ -252,14 +260,17 @@ def generate(
     *,
     runner: Runner | None = None,
     progress: Callable[[int], None] | None = None,
+    kept: dict[int, Samples] | None = None,
 ) -> Samples:
-    """Play the games numbered ``games`` (see :func:`play_games`); their samples, in that order."""
+    """Play the games numbered ``games`` (see :func:`play_games`, also for ``kept``, by position
+    in ``games``); their samples, in that order."""
     samples = play_games(
         partial(play_recorded, config),
         list(games),
         describe=lambda game: f"game {game} (seed {derive_seed(config.seed, _GAME, game)})",
         runner=runner,
         progress=progress,
+        kept=kept,
     )
     return Samples.concatenate(samples) if samples else Samples.empty()
 
@@ -315,6 +326,7 @@ def collect_demonstrations(
     learner: NumpyNetwork | None = None,
     runner: Runner | None = None,
     progress: Callable[[int], None] | None = None,
+    kept: dict[int, dict[str, np.ndarray]] | None = None,
 ) -> dict[str, np.ndarray]:
     """Decisions labelled by ``teacher`` (an agent spec): observation (float16), mask, the teacher's
     action and the final reward of the deciding seat (the env's ``reward`` option).
@@ -325,7 +337,7 @@ def collect_demonstrations(
     with what the teacher would have played there: the states the learner really reaches.
     The games are played on ``runner`` (default: in this process); the decisions come in game
     order whatever the backend and the number of workers; ``progress(n)`` after each batch of
-    ``n`` finished games.
+    ``n`` finished games; ``kept``: the games finished before, by number (see :func:`play_games`).
     """
     rng = np.random.default_rng(seed)
     seeds = [
@@ -337,6 +349,7 @@ def collect_demonstrations(
         describe=lambda game: f"a {game[0]}-player game (seed {game[1]}, agents' seed {game[2]})",
         runner=runner,
         progress=progress,
+        kept=kept,
     )
     return {key: np.concatenate([part[key] for part in parts]) for key in DEMONSTRATION_KEYS}
 

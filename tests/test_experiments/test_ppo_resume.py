@@ -96,7 +96,10 @@ def test_a_run_folder_is_not_overwritten_and_resume_keeps_its_settings(tmp_path:
         train(config)
     with pytest.raises(SystemExit):
         main(["--resume", str(config.out), "--learning-rate", "0.1"])
-    assert "only --total-steps may be given, not --learning-rate" in capsys.readouterr().err
+    assert (
+        "only --total-steps, --progress, --workers, --backend, --ray-address, --out may be given, not --learning-rate"
+        in (capsys.readouterr().err)
+    )
     with pytest.raises(SystemExit):
         main(["--resume", str(tmp_path / "nothing")])
     assert "settings.json is missing" in capsys.readouterr().err

@@ -127,6 +127,23 @@ def test_the_training_command_runs_and_resumes(tmp_path, capsys) -> None:
     assert "already holds a run" in capsys.readouterr().err
 
 
+def test_the_best_network_is_chosen_against_value_or_else_the_first_opponent(tmp_path) -> None:
+    """A run evaluated without ``value`` picks its best iteration against its first opponent
+    (it used to stop at the end of its first iteration, finding no ``value`` rows)."""
+    from experiments.training.expert_iteration import EVAL_FILE, ITERATION_EVAL_COLUMNS, best_iteration, yardstick
+    from experiments.training.runs import append_rows
+
+    rates = {(0, "random"): 0.6, (1, "random"): 0.9, (0, "hoarder"): 0.5, (1, "hoarder"): 0.2}
+    rows = [
+        {"iteration": i, "players": 2, "opponent": o, "win_rate": rate, "deals": 1} for (i, o), rate in rates.items()
+    ]
+    append_rows(tmp_path / EVAL_FILE, ITERATION_EVAL_COLUMNS, rows)
+    assert yardstick(("random", "value")) == "value"
+    assert yardstick(("hoarder", "random")) == "hoarder"
+    assert best_iteration(tmp_path, yardstick(("hoarder", "random"))) == 0
+    assert best_iteration(tmp_path, "random") == 1
+
+
 def test_a_network_reading_the_heuristics_proposal_trains_and_plays(tmp_path) -> None:
     """--inputs observation+value: the data record the value heuristic's move at every decision,
     and the trained network's agent computes it from its own view to play legal moves."""

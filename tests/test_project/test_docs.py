@@ -218,7 +218,7 @@ def test_the_readme_training_examples_are_the_measured_quick_runs() -> None:
     for command in COMMANDS:
         if command.key not in rows:  # a full-size run not measured yet (the test suite measures itself last)
             continue
-        _, text, seconds, measured, machine = rows[command.key]
+        _, text, seconds, _memory, measured, machine = rows[command.key]
         assert text == f"`{command.command}`", f"{command.key}: measured with another command"
         assert re.fullmatch(r"\d{4}-\d\d-\d\d", measured) and "Python" in machine, rows[command.key]
         if command.quick:

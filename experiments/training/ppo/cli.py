@@ -23,8 +23,12 @@ from experiments.training.ppo import checkpoint
 from experiments.training.ppo.config import PPOConfig
 from experiments.training.ppo.opponents import parse_mixture
 from experiments.training.ppo.training import MODULE, train
-from experiments.training.runs import refuse_new_settings, settings_from_json
+from experiments.training.runs import check_run_folder, refuse_new_settings, resume_flags, settings_from_json
 from experiments.training.stopping import stopped_at_once
+
+#: The settings a resumed run takes anew: how and where it runs, not what it learns (the printed
+#: resume command repeats them).
+HOW_IT_RUNS = ("progress", "workers", "backend", "ray_address")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,9 +59,10 @@ def config_from_arguments(args: argparse.Namespace) -> PPOConfig:
 
 def resumed_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> PPOConfig:
     """The settings of the run in ``--resume RUN_DIR`` (its ``settings.json``), with a larger
-    ``--total-steps`` if one is given; any other option is refused (the run keeps its own)."""
+    ``--total-steps`` and the options of :data:`HOW_IT_RUNS` if given; any other option is
+    refused (the run keeps its own)."""
     folder: Path = args.resume
-    refuse_new_settings(args, parser, "total_steps")
+    refuse_new_settings(args, parser, "total_steps", *HOW_IT_RUNS, "out")
     source = folder / checkpoint.SETTINGS_FILE
     if not source.is_file():
         parser.error(f"--resume {folder}: no run of {MODULE} there ({source} is missing)")
@@ -66,7 +71,8 @@ def resumed_config(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     except (RunFolderError, ValueError, KeyError) as error:
         parser.error(f"--resume {folder}: {error}")
     total = args.total_steps if args.total_steps != parser.get_default("total_steps") else recorded.total_steps
-    return dataclasses.replace(recorded, out=folder, total_steps=total)
+    how = {name: getattr(args, name) for name in HOW_IT_RUNS}
+    return dataclasses.replace(recorded, out=folder, total_steps=total, **how)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -74,6 +80,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     check_backend_arguments(args, parser)
+    check_run_folder(args, parser)
+    # A resumed run's --total-steps is not in its settings.json: the resume command repeats it too.
+    flags = resume_flags(args, parser, HOW_IT_RUNS if args.resume is None else ("total_steps", *HOW_IT_RUNS))
     if args.resume is not None:
         config = resumed_config(args, parser)
     else:
@@ -85,12 +94,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(str(error))
         config = config_from_arguments(args)
     try:
-        train(config, argv, resume=args.resume is not None)
+        train(config, argv, resume=args.resume is not None, flags=flags)
     except (CheckpointError, RunFolderError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # a second Ctrl-C, or one during the warm start
-        return stopped_at_once(MODULE, config.out, (config.out / checkpoint.STATE_FILE).is_file())
+    except KeyboardInterrupt:  # a second Ctrl-C while saving
+        return stopped_at_once(MODULE, config.out, (config.out / checkpoint.SETTINGS_FILE).is_file(), flags)
     return 0
 
 

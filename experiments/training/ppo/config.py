@@ -6,7 +6,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from experiments.common.cli import BACKEND_OPTION, RAY_ADDRESS_OPTION, at_least
+from experiments.common.cli import (
+    BACKEND_OPTION,
+    RAY_ADDRESS_OPTION,
+    at_least,
+    fraction,
+    non_negative,
+    positive,
+    seed_value,
+)
 from experiments.common.parallel import LOCAL
 from experiments.training.runs import default_out, settings_json
 
@@ -27,7 +35,9 @@ class PPOConfig:
         },
     )
     total_steps: int = field(default=400_000, metadata={"help": "learner decisions to train for", "type": at_least(1)})
-    seed: int = field(default=1, metadata={"help": "seed of the model, the environments and the warm start"})
+    seed: int = field(
+        default=1, metadata={"help": "seed of the model, the environments and the warm start", "type": seed_value}
+    )
     n_envs: int = field(default=8, metadata={"help": "vectorized environments", "type": at_least(1)})
     vec: str = field(
         default="dummy",  # "dummy": environments stepped in this process; "subproc": in worker processes
@@ -63,7 +73,11 @@ class PPOConfig:
     pool_size: int = field(default=20, metadata={"help": "snapshots kept (the newest)", "type": at_least(1)})
     eval_every: int = field(
         default=100_000,
-        metadata={"help": "steps between evaluations (0: at the end only)", "section": "evaluation and checkpoints"},
+        metadata={
+            "help": "steps between evaluations (0: at the end only)",
+            "type": at_least(0),
+            "section": "evaluation and checkpoints",
+        },
     )
     eval_deals: int = field(
         default=50,
@@ -76,11 +90,14 @@ class PPOConfig:
         default=("value", "hoarder", "random"),
         metadata={"help": "fixed opponents (agent specs); the first one picks best_policy.npz"},
     )
-    checkpoint_every: int = field(default=100_000, metadata={"help": "steps between full checkpoints (0: none)"})
+    checkpoint_every: int = field(
+        default=100_000, metadata={"help": "steps between full checkpoints (0: none)", "type": at_least(0)}
+    )
     bc_games: int = field(
         default=1000,
         metadata={
             "help": "teacher games to imitate (0: start from scratch)",
+            "type": at_least(0),
             "section": "warm start (before PPO): behaviour cloning and DAgger, or a saved model",
         },
     )
@@ -89,8 +106,12 @@ class PPOConfig:
         default=None, metadata={"help": "demonstrations file: loaded if it exists, else collected and saved"}
     )
     bc_epochs: int = field(default=6, metadata={"help": "epochs of behaviour cloning", "type": at_least(1)})
-    bc_learning_rate: float = field(default=1e-3, metadata={"help": "Adam learning rate of cloning and DAgger"})
-    dagger_rounds: int = field(default=5, metadata={"help": "DAgger rounds after cloning (0: none)"})
+    bc_learning_rate: float = field(
+        default=1e-3, metadata={"help": "Adam learning rate of cloning and DAgger", "type": positive}
+    )
+    dagger_rounds: int = field(
+        default=5, metadata={"help": "DAgger rounds after cloning (0: none)", "type": at_least(0)}
+    )
     dagger_games: int = field(default=400, metadata={"help": "learner games per DAgger round", "type": at_least(1)})
     dagger_epochs: int = field(
         default=2, metadata={"help": "epochs over all data per DAgger round", "type": at_least(1)}
@@ -110,17 +131,21 @@ class PPOConfig:
         metadata={"help": "hidden layers of the actor and of the critic", "type": at_least(1), "section": "PPO"},
     )
     activation: str = field(default="relu", metadata={"help": "hidden-layer activation", "choices": ("relu", "tanh")})
-    learning_rate: float = field(default=5e-5, metadata={"help": "Adam learning rate of PPO"})
+    learning_rate: float = field(default=5e-5, metadata={"help": "Adam learning rate of PPO", "type": positive})
     n_steps: int = field(
         default=512, metadata={"help": "rollout steps per environment per update", "type": at_least(1)}
     )
     batch_size: int = field(default=256, metadata={"help": "minibatch size of a PPO update", "type": at_least(1)})
     n_epochs: int = field(default=4, metadata={"help": "passes over each rollout per update", "type": at_least(1)})
-    gamma: float = field(default=1.0, metadata={"help": "discount factor (terminal rewards: 1 keeps them whole)"})
-    gae_lambda: float = field(default=0.95, metadata={"help": "GAE lambda of the advantage estimate"})
-    clip_range: float = field(default=0.2, metadata={"help": "PPO's clipping of the probability ratio"})
-    ent_coef: float = field(default=0.0, metadata={"help": "entropy bonus coefficient"})
-    vf_coef: float = field(default=0.5, metadata={"help": "value-loss coefficient"})
+    gamma: float = field(
+        default=1.0, metadata={"help": "discount factor (terminal rewards: 1 keeps them whole)", "type": fraction}
+    )
+    gae_lambda: float = field(default=0.95, metadata={"help": "GAE lambda of the advantage estimate", "type": fraction})
+    clip_range: float = field(
+        default=0.2, metadata={"help": "PPO's clipping of the probability ratio", "type": positive}
+    )
+    ent_coef: float = field(default=0.0, metadata={"help": "entropy bonus coefficient", "type": non_negative})
+    vf_coef: float = field(default=0.5, metadata={"help": "value-loss coefficient", "type": non_negative})
 
     def settings(self) -> dict[str, Any]:
         """The settings as ``settings.json`` and ``training.json`` record them: paths as text,

@@ -24,7 +24,7 @@ from experiments.training.ppo.callback import build_callback
 from experiments.training.ppo.checkpoint import SelfPlayState
 from experiments.training.ppo.config import PPOConfig
 from experiments.training.ppo.opponents import SELF, build_pool, parse_mixture
-from experiments.training.ppo.warm_start import load_network, network_arch, warm_start
+from experiments.training.ppo.warm_start import WarmStartStoppedError, load_network, network_arch, warm_start
 from experiments.training.runs import keep_rows, write_json
 from experiments.training.stopping import StopRequest, resume_line
 
@@ -78,12 +78,19 @@ def build_model(config: PPOConfig, vec_env: Any, initial: NumpyNetwork | None) -
 
 
 def train(
-    config: PPOConfig, argv: Sequence[str] = (), resume: bool = False, stop: StopRequest | None = None
+    config: PPOConfig,
+    argv: Sequence[str] = (),
+    resume: bool = False,
+    stop: StopRequest | None = None,
+    flags: Sequence[str] = (),
 ) -> dict[str, Any] | None:
     """Train as ``config`` says, or with ``resume`` continue the run in ``config.out`` from its
-    checkpoint; ``argv`` is the command line that asked for it (for ``training.json``). Returns
-    ``training.json``'s record, or None when a stop (Ctrl-C, SIGTERM, ``stop``) ended the run at a
-    checkpoint. ``stop`` replaces the signal handler (a caller that stops the run itself)."""
+    checkpoint (or its warm start from the parts it kept); ``argv`` is the command line that asked
+    for it (for ``training.json``). Returns ``training.json``'s record, or None when a stop
+    (Ctrl-C, SIGTERM, ``stop``) ended the run at a checkpoint or with the warm start's finished
+    parts saved, having printed the command that resumes (with ``flags``, the options given that
+    the resumed command must repeat). ``stop`` replaces the signal handler (a caller that stops
+    the run itself)."""
     import torch
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
@@ -105,14 +112,18 @@ def train(
     ]  # fmt: skip
     vec_env = SubprocVecEnv(factories) if config.vec == "subproc" else DummyVecEnv(factories)
     try:  # the environments' worker processes end with the run, also when it fails
-        if resumed is None:
-            model, warm = new_model(config, vec_env)
-        else:
-            model = checkpoint.load_model(out, resumed, vec_env)
-            model.set_random_seed(config.seed + resumed.timesteps)  # a resumed run is reproducible too
-            warm = resumed.warm_start
-        model.set_logger(csv_logger(out, resumed))
         with stop or StopRequest() as stop:
+            if resumed is None:
+                try:
+                    model, warm = new_model(config, vec_env, stop)
+                except WarmStartStoppedError as stopped:
+                    print(resume_line(MODULE, out, str(stopped), flags), flush=True)
+                    return None
+            else:
+                model = checkpoint.load_model(out, resumed, vec_env)
+                model.set_random_seed(config.seed + resumed.timesteps)  # a resumed run is reproducible too
+                warm = resumed.warm_start
+            model.set_logger(csv_logger(out, resumed))
             self_play = build_callback(config, mixture, stop, resumed)
             self_play.state.warm_start = warm
             callbacks = [self_play]
@@ -131,7 +142,7 @@ def train(
                 reset_num_timesteps=resumed is None,
             )  # fmt: skip
             if stop.requested:
-                print(resume_line(MODULE, out, f"{self_play.state.timesteps:,} steps"), flush=True)
+                print(resume_line(MODULE, out, f"at {self_play.state.timesteps:,} steps", flags), flush=True)
                 return None
         return finish(config, argv, model, self_play, warm)
     finally:
@@ -159,8 +170,13 @@ def plan(config: PPOConfig) -> str:
 def start_run_folder(config: PPOConfig, argv: Sequence[str], resume: bool) -> SelfPlayState | None:
     """A new run's folder (refused if it holds a run), or a resumed run's checkpoint state with
     the logs trimmed back to the checkpoint's step (a stop after it wrote rows for steps that the
-    resumed run plays again)."""
+    resumed run plays again). A resumed run stopped before its first checkpoint (in its warm
+    start) has none: None, and the run starts its model again, its warm start from what it kept."""
     out = config.out
+    if resume and not (out / checkpoint.STATE_FILE).exists() and not (out / checkpoint.MODEL_FILE).exists():
+        for name in ("eval.csv", "progress.csv"):
+            (out / name).unlink(missing_ok=True)
+        return None
     if resume:
         state = checkpoint.load_state(out)
         keep_rows(out / "eval.csv", lambda row: int(row["timesteps"]) <= state.timesteps)
@@ -183,8 +199,9 @@ def env_seed(seed: int, index: int, resumed: SelfPlayState | None) -> int:
     return int(np.random.SeedSequence([seed, index, resumed.timesteps]).generate_state(1)[0])
 
 
-def new_model(config: PPOConfig, vec_env: Any) -> tuple[Any, dict[str, Any]]:
-    """A new run's model and its warm start (the record of how it started)."""
+def new_model(config: PPOConfig, vec_env: Any, stop: StopRequest | None = None) -> tuple[Any, dict[str, Any]]:
+    """A new run's model and its warm start (the record of how it started); a ``stop`` during the
+    warm start raises :class:`WarmStartStoppedError` once its finished parts are saved."""
     initial = None if config.init_network is None else NumpyNetwork.load(config.init_network)
     model, net_arch = build_model(config, vec_env, initial)
     warm: dict[str, Any] = {}
@@ -195,7 +212,7 @@ def new_model(config: PPOConfig, vec_env: Any) -> tuple[Any, dict[str, Any]]:
         model.set_parameters(str(config.init), exact_match=False, device="cpu")
         warm = {"init": str(config.init)}
     elif config.bc_games > 0 or config.bc_data:
-        warm = warm_start(model, config)
+        warm = warm_start(model, config, stop)
     return model, warm
 
 

@@ -4,23 +4,43 @@ network of expert iteration (``--init-network``: :func:`network_arch`, :func:`lo
 
 from __future__ import annotations
 
+import json
+import os
 import time
-from typing import Any
+from pathlib import Path
+from typing import Any, Final
 
 import numpy as np
 
 from agents.network import NumpyNetwork
 from agents.ppo_agent import numpy_policy
 from experiments.common.parallel import Runner
+from experiments.training.kept_games import load_kept, save_kept
 from experiments.training.ppo.config import PPOConfig
+from experiments.training.runs import write_json
+from experiments.training.stopping import RunStoppedError, StopRequest
 from experiments.training.teacher_games import DEMONSTRATION_KEYS, collect_demonstrations
+
+#: The folder of a run that keeps the warm start's finished parts until PPO starts (see :func:`warm_start`).
+WARM_START_FOLDER: Final = "warm_start"
+
+
+class WarmStartStoppedError(RunStoppedError):
+    """The warm start stopped on a signal, its finished parts saved (the message says which)."""
 
 
 def behaviour_cloning(
-    model: Any, data: dict[str, np.ndarray], epochs: int, learning_rate: float, seed: int
+    model: Any,
+    data: dict[str, np.ndarray],
+    epochs: int,
+    learning_rate: float,
+    seed: int,
+    stop: StopRequest | None = None,
 ) -> dict[str, float]:
     """Train the actor to imitate the labels (masked cross-entropy) and the critic to predict the
-    final reward; returns the accuracy and losses on a held-out 10% of the decisions."""
+    final reward; returns the accuracy and losses on a held-out 10% of the decisions. A ``stop``
+    requested ends it after the minibatch in hand (raising KeyboardInterrupt): a minibatch lasts a
+    fraction of a second, and the cloning is done again from its start on resume."""
     import torch
 
     policy = model.policy
@@ -42,6 +62,10 @@ def behaviour_cloning(
     for _ in range(epochs):
         shuffler.shuffle(train_rows)
         for start in range(0, len(train_rows), 512):
+            if stop is not None:
+                stop.after_step("cloning", start)
+                if stop.requested:
+                    raise KeyboardInterrupt
             observations, actions, masks, returns = tensors(train_rows[start : start + 512])
             values, log_prob, _entropy = policy.evaluate_actions(observations, actions, action_masks=masks)
             loss = -log_prob.mean() + model.vf_coef * torch.nn.functional.mse_loss(values.flatten(), returns)
@@ -61,34 +85,83 @@ def behaviour_cloning(
     }
 
 
-def warm_start(model: Any, config: PPOConfig) -> dict[str, Any]:
-    """Behaviour cloning of ``--bc-teacher`` then ``--dagger-rounds`` of DAgger; saves warm_start.zip."""
-    start = time.perf_counter()
-    with Runner(config.backend, config.workers, config.ray_address) as runner:  # one Ray session for every round
-        data = _cloning_data(config, runner)
-        rounds = [behaviour_cloning(model, data, config.bc_epochs, config.bc_learning_rate, config.seed)]
-        print(f"  cloned: {rounds[-1]} ({time.perf_counter() - start:.0f} s)", flush=True)
-        for round_index in range(config.dagger_rounds):
-            learner = numpy_policy(model.policy)
-            with games_bar(config, config.dagger_games, f"DAgger round {round_index + 1}") as bar:
-                extra = collect_demonstrations(
-                    config.bc_teacher,
-                    config.dagger_games,
-                    config.players,
-                    config.reward,
-                    config.seed + 1 + round_index,
-                    learner=learner,
-                    runner=runner,
-                    progress=bar.update,
-                )
-            data = {key: np.concatenate([data[key], extra[key]]) for key in DEMONSTRATION_KEYS}
-            seed = config.seed + 1 + round_index
-            rounds.append(behaviour_cloning(model, data, config.dagger_epochs, config.bc_learning_rate, seed))
-            print(
-                f"  DAgger round {round_index + 1}: +{len(extra['actions']):,} learner decisions, {rounds[-1]} "
-                f"({time.perf_counter() - start:.0f} s)",
-                flush=True,
-            )
+class WarmStartFolder:
+    """The warm start's finished parts in ``RUN_DIR/warm_start/``, so that a stopped warm start
+    goes on where it stopped and ends as an uninterrupted one: ``data.npz`` (the decisions of the
+    game phases finished: the cloning games, then each DAgger round's), ``policy.zip`` (the model
+    after the last finished training: the cloning, then each DAgger round), ``progress.json``
+    (how many game phases and trainings are finished, the trainings' reports) and
+    ``games.kept.npz`` (the games finished of a game phase that stopped)."""
+
+    def __init__(self, out: Path) -> None:
+        self.folder = out / WARM_START_FOLDER
+        self.data_file, self.policy_file = self.folder / "data.npz", self.folder / "policy.zip"
+        self.progress_file, self.kept_file = self.folder / "progress.json", self.folder / "games.kept.npz"
+        progress = json.loads(self.progress_file.read_text()) if self.progress_file.is_file() else {}
+        self.phases_played: int = progress.get("phases_played", 0)
+        self.rounds: list[dict[str, float]] = progress.get("rounds", [])
+        self.seconds: float = progress.get("seconds", 0.0)
+
+    def data(self) -> dict[str, np.ndarray]:
+        with np.load(self.data_file) as stored:
+            return {key: stored[key] for key in DEMONSTRATION_KEYS}
+
+    def save_data(self, data: dict[str, Any]) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        temporary = self.folder / "data.tmp.npz"
+        np.savez(temporary, **data)
+        os.replace(temporary, self.data_file)
+        self.phases_played += 1
+        self.kept_file.unlink(missing_ok=True)
+        self.save_progress()
+
+    def save_model(self, model: Any, report: dict[str, float]) -> None:
+        temporary = self.folder / "policy.tmp.zip"
+        model.save(temporary)
+        os.replace(temporary, self.policy_file)
+        self.rounds.append(report)
+        self.save_progress()
+
+    def save_progress(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        write_json(
+            self.progress_file, {"phases_played": self.phases_played, "rounds": self.rounds, "seconds": self.seconds}
+        )
+
+
+def _phase_name(phase: int) -> str:
+    return "cloning games" if phase == 0 else f"games of DAgger round {phase}"
+
+
+def warm_start(model: Any, config: PPOConfig, stop: StopRequest | None = None) -> dict[str, Any]:
+    """Behaviour cloning of ``--bc-teacher`` then ``--dagger-rounds`` of DAgger; saves warm_start.zip.
+
+    Each finished part is kept in :class:`WarmStartFolder`: a ``stop`` (Ctrl-C, SIGTERM) saves the
+    games finished of a game phase, or abandons a training in hand, and raises
+    :class:`WarmStartStoppedError`; called again on the same run folder, the warm start loads the
+    model and data kept and goes on, to the model of an uninterrupted warm start."""
+    stop = stop or StopRequest()
+    kept = WarmStartFolder(config.out)
+    start = time.perf_counter() - kept.seconds
+    if kept.rounds:
+        model.set_parameters(str(kept.policy_file), device="cpu")
+        print(f"  warm start kept: {_kept_text(kept)}", flush=True)
+    data = kept.data() if kept.phases_played else {}
+    try:
+        with Runner(config.backend, config.workers, config.ray_address, abandon_items=True) as runner:
+            for phase in range(config.dagger_rounds + 1):  # phase 0: behaviour cloning; then the DAgger rounds
+                if kept.phases_played <= phase:
+                    data = _play_phase(config, runner, model, phase, data, kept, stop)
+                if len(kept.rounds) <= phase:
+                    _train_phase(config, model, phase, data, kept, stop)
+                    kept.seconds = time.perf_counter() - start
+                    report = kept.rounds[-1]
+                    what = "cloned" if phase == 0 else f"DAgger round {phase}"
+                    print(f"  {what}: {report} ({kept.seconds:.0f} s)", flush=True)
+    except KeyboardInterrupt:
+        kept.seconds = time.perf_counter() - start
+        kept.save_progress()
+        raise WarmStartStoppedError(f"during the warm start, after {_kept_text(kept)}") from None
     model.save(config.out / "warm_start.zip")
     return {
         "teacher": config.bc_teacher,
@@ -97,9 +170,85 @@ def warm_start(model: Any, config: PPOConfig) -> dict[str, Any]:
         "dagger_rounds": config.dagger_rounds,
         "dagger_games": config.dagger_games,
         "dagger_epochs": config.dagger_epochs,
-        "rounds": rounds,
+        "rounds": kept.rounds,
         "seconds": round(time.perf_counter() - start, 1),
     }
+
+
+def _kept_text(kept: WarmStartFolder) -> str:
+    """What a warm start kept, for the line a stop prints."""
+    parts = []
+    if kept.phases_played:
+        rounds = kept.phases_played - 1
+        parts.append("the cloning games" + (f" and {rounds} DAgger round(s) of games" if rounds else ""))
+    if kept.rounds:
+        trained = len(kept.rounds) - 1
+        parts.append("the cloned policy" if not trained else f"the policy of DAgger round {trained}")
+    if kept.kept_file.is_file():
+        parts.append(f"{len(load_kept(kept.kept_file)):,} {_phase_name(kept.phases_played)}")
+    return (", ".join(parts) if parts else "nothing") + " kept"
+
+
+def _play_phase(
+    config: PPOConfig,
+    runner: Runner,
+    model: Any,
+    phase: int,
+    data: dict[str, np.ndarray],
+    kept: WarmStartFolder,
+    stop: StopRequest,
+) -> dict[str, np.ndarray]:
+    """A game phase: the cloning games (or ``--bc-data``), or the games of DAgger round ``phase``
+    sampled by the model; the data so far with the new decisions, saved. A stop saves the
+    games finished (KeyboardInterrupt raised after)."""
+    if stop.requested:
+        raise KeyboardInterrupt
+    if phase == 0 and config.bc_data is not None and config.bc_data.is_file():
+        with np.load(config.bc_data) as stored:
+            new = {key: stored[key] for key in DEMONSTRATION_KEYS}
+        print(f"Behaviour cloning from {len(new['actions']):,} stored decisions in {config.bc_data}", flush=True)
+    else:
+        games = config.bc_games if phase == 0 else config.dagger_games
+        if phase == 0:
+            print(f"Behaviour cloning: {games} games of {config.bc_teacher} against itself ...", flush=True)
+        finished = load_kept(kept.kept_file)
+        with games_bar(config, games, _phase_name(phase)) as bar:
+            bar.update(len(finished))
+
+            def progress(count: int) -> None:
+                bar.update(count)
+                stop.after_step(_phase_name(phase), len(finished))
+
+            try:
+                with stop.games():
+                    new = collect_demonstrations(
+                        config.bc_teacher, games, config.players, config.reward, config.seed + phase,
+                        learner=None if phase == 0 else numpy_policy(model.policy), runner=runner,
+                        progress=progress, kept=finished,
+                    )  # fmt: skip
+            except KeyboardInterrupt:
+                if finished:
+                    kept.folder.mkdir(parents=True, exist_ok=True)
+                    save_kept(kept.kept_file, finished)
+                raise
+        if phase == 0 and config.bc_data is not None:
+            config.bc_data.parent.mkdir(parents=True, exist_ok=True)
+            stored_data: dict[str, Any] = new
+            np.savez(config.bc_data, **stored_data)
+    if phase:
+        print(f"  DAgger round {phase}: +{len(new['actions']):,} learner decisions", flush=True)
+    data = new if phase == 0 else {key: np.concatenate([data[key], new[key]]) for key in DEMONSTRATION_KEYS}
+    kept.save_data(data)
+    return data
+
+
+def _train_phase(
+    config: PPOConfig, model: Any, phase: int, data: dict[str, np.ndarray], kept: WarmStartFolder, stop: StopRequest
+) -> None:
+    """The cloning (phase 0) or DAgger round ``phase``'s training on all data so far, then the model saved."""
+    epochs = config.bc_epochs if phase == 0 else config.dagger_epochs
+    report = behaviour_cloning(model, data, epochs, config.bc_learning_rate, config.seed + phase, stop)
+    kept.save_model(model, report)
 
 
 def games_bar(config: PPOConfig, games: int, description: str) -> Any:
@@ -107,33 +256,6 @@ def games_bar(config: PPOConfig, games: int, description: str) -> Any:
     from tqdm import tqdm
 
     return tqdm(total=games, unit="game", desc=description, disable=not config.progress, dynamic_ncols=True)
-
-
-def _cloning_data(config: PPOConfig, runner: Runner) -> dict[str, np.ndarray]:
-    """The behaviour-cloning decisions: read from ``--bc-data`` if that file exists, else played
-    (and stored there if given)."""
-    cache = config.bc_data
-    if cache is not None and cache.is_file():
-        with np.load(cache) as stored:
-            data = {key: stored[key] for key in DEMONSTRATION_KEYS}
-        print(f"Behaviour cloning from {len(data['actions']):,} stored decisions in {cache}", flush=True)
-        return data
-    print(f"Behaviour cloning: {config.bc_games} games of {config.bc_teacher} against itself ...", flush=True)
-    with games_bar(config, config.bc_games, "cloning games") as bar:
-        data = collect_demonstrations(
-            config.bc_teacher, config.bc_games, config.players, config.reward, config.seed, runner=runner,
-            progress=bar.update,
-        )  # fmt: skip
-    if cache is not None:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(
-            cache,
-            observations=data["observations"],
-            masks=data["masks"],
-            actions=data["actions"],
-            returns=data["returns"],
-        )
-    return data
 
 
 def network_arch(network: NumpyNetwork) -> dict[str, list[int]]:
@@ -174,4 +296,12 @@ def load_network(policy: Any, network: NumpyNetwork) -> None:
                 module.bias.copy_(torch.from_numpy(bias))
 
 
-__all__ = ["behaviour_cloning", "load_network", "network_arch", "warm_start"]
+__all__ = [
+    "WARM_START_FOLDER",
+    "WarmStartFolder",
+    "WarmStartStoppedError",
+    "behaviour_cloning",
+    "load_network",
+    "network_arch",
+    "warm_start",
+]

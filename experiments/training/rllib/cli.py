@@ -24,7 +24,8 @@ from experiments.common.parallel import LOCAL, connect_ray
 from experiments.training.rllib.config import MODULE, RLlibConfig
 from experiments.training.rllib.run_folder import check_run_folder, last_checkpoint, recorded_settings
 from experiments.training.rllib.training import ForfeitError, train
-from experiments.training.runs import default_out
+from experiments.training.runs import check_run_folder as check_folder_options
+from experiments.training.runs import default_out, resume_flags
 from experiments.training.stopping import stopped_at_once
 
 #: What the quiet default hides, and the one line of Ray's it cannot (its C++ core writes it).
@@ -32,6 +33,11 @@ QUIET_NOTE: Final = (
     "Ray's and RLlib's start-up notes are hidden (--verbose shows them); a 'core_worker.cc' line about "
     "max_restarts, if one appears, is one of them and harmless"
 )
+
+
+#: The options that are not settings of the run (how it shows and where Ray runs): the printed
+#: resume command repeats them.
+NOT_RECORDED: Final = ("progress", "verbose", "backend", "ray_address")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,6 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     check_backend_arguments(args, parser)
+    check_folder_options(args, parser)
+    flags = resume_flags(args, parser, NOT_RECORDED)
     address = args.ray_address or os.environ.get("RAY_ADDRESS")
     try:
         from experiments.training.rllib import support as rllib_support  # noqa: F401  # names the extra when RLlib or torch is missing
@@ -95,13 +103,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = connect_ray(None if args.backend == LOCAL else address, config.num_env_runners + 1, not args.verbose)
     try:
         start = time.perf_counter()
-        checkpoint = train(config, resume=resume, progress=args.progress, quiet=not args.verbose)
+        checkpoint = train(config, resume=resume, progress=args.progress, quiet=not args.verbose, flags=flags)
         print(f"trained in {time.perf_counter() - start:.1f} s; last checkpoint: {checkpoint}")
     except ForfeitError as error:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # before the training loop (Ray starting, the algorithm being built), or a second Ctrl-C
-        return stopped_at_once(MODULE, config.out, last_checkpoint(config.out) is not None)
+        return stopped_at_once(MODULE, config.out, last_checkpoint(config.out) is not None, flags)
     finally:
         if started:
             import ray

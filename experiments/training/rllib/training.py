@@ -139,6 +139,7 @@ def train(
     progress: bool = True,
     quiet: bool = False,
     stop: StopRequest | None = None,
+    flags: Sequence[str] = (),
 ) -> Path:
     """Train (or, with ``resume``, continue) the run in ``config.out`` on the Ray this process is
     connected to; returns the last checkpoint. Ctrl-C or SIGTERM finish the current iteration,
@@ -179,7 +180,7 @@ def train(
                 bar.set_postfix(env_steps=row["env_steps"], episode_len=row["episode_len_mean"])
                 bar.update()
                 if stop.requested and iteration < config.iterations:
-                    bar.write(resume_line(MODULE, config.out, f"iteration {iteration}"))
+                    bar.write(resume_line(MODULE, config.out, f"at iteration {iteration}", flags))
                     return checkpoint_path(config.out, iteration)
     finally:
         algo.stop()
