@@ -75,7 +75,7 @@ def breakdown(args: argparse.Namespace) -> dict[str, float]:
             collected = time.perf_counter()
             prepared, _ = selfplay.prepare(run, data)
             ready = time.perf_counter()
-            selfplay.update(run, prepared)
+            run.update(prepared)
             done = time.perf_counter()
             if index >= args.warmup:
                 times["collect"] += collected - began

@@ -119,7 +119,13 @@ def test_a_corrupt_or_foreign_checkpoint_is_refused_naming_the_file(tmp_path: Pa
     torch.save({"format": "something else"}, checkpoint)
     with pytest.raises(CheckpointError, match="is not a self-play checkpoint"):
         train(args, resume=True)
-    torch.save({"format": "biblios-selfplay-checkpoint", "version": 1, "layout": "biblios_v0-000"}, checkpoint)
+    from experiments.training.selfplay_state import CHECKPOINT_VERSION
+
+    torch.save({"format": "biblios-selfplay-checkpoint", "version": CHECKPOINT_VERSION - 1}, checkpoint)
+    with pytest.raises(CheckpointError, match=f"is checkpoint version {CHECKPOINT_VERSION - 1}, this code reads"):
+        train(args, resume=True)
+    foreign = {"format": "biblios-selfplay-checkpoint", "version": CHECKPOINT_VERSION, "layout": "biblios_v0-000"}
+    torch.save(foreign, checkpoint)
     with pytest.raises(CheckpointError, match="was made for observation/action layout 'biblios_v0-000'"):
         train(args, resume=True)
 

@@ -1,0 +1,223 @@
+"""The self-play trainer's opponent pool: who plays the seats beside the learning network's in
+each batched game, and how those seats decide.
+
+``--opponents`` is a mixture of ``SPEC@WEIGHT`` items (:class:`Mixture`): ``self`` (the learning
+network, whose decisions are training samples), ``snapshot`` (a frozen past version of it, drawn
+uniformly from the newest ``--pool-size``), ``random`` (one batched agent for every game) or any
+agent spec (one agent per game and seat, started with its own seed). When a game is dealt, the
+network takes a random anchor seat and every other seat is drawn from the mixture; the pool then
+answers for those seats, batching what can be batched (the snapshots, the random agent)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+
+from biblios_env.agent_interface import Agent, AgentObservation, UniformBatchAgent
+from biblios_env.engine.game import Game
+from biblios_env.engine.views import player_view
+from biblios_env.vector import VectorGame
+from experiments.common.errors import CheckpointError
+from experiments.common.match import AgentSpecError, build_agent, parse_agent_spec
+from experiments.training.tensors import SparseRows, masked_logits, sample_masked
+
+#: ``--opponents`` names that are not agent specs: the learning network itself, and its snapshots.
+SELF, SNAPSHOT, RANDOM = "self", "snapshot", "random"
+#: The owner of a seat: the learning network, a snapshot (``SNAPSHOT_BASE + k``), the batched
+#: random agent, or a per-game agent of the pool (``AGENT_BASE + its index in --opponents``).
+LEARNER: Final = 0
+UNIFORM: Final = 1
+AGENT_BASE: Final = 100
+SNAPSHOT_BASE: Final = 1000
+
+
+@dataclass(frozen=True)
+class Mixture:
+    """The ``--opponents`` items: names and weights (probabilities once normalised)."""
+
+    names: tuple[str, ...]
+    weights: np.ndarray
+
+    @staticmethod
+    def parse(items: Sequence[str]) -> Mixture:
+        """The mixture of ``SPEC@WEIGHT`` items; an item that does not parse, an agent spec that
+        does not build or no positive weight is an :class:`AgentSpecError` naming it."""
+        names, weights = [], []
+        for item in items:
+            spec, at, weight = item.rpartition("@")
+            try:
+                value = float(weight)
+            except ValueError:
+                value = -1.0
+            if not at or not spec or not value >= 0:
+                raise AgentSpecError(f"bad --opponents item {item!r}: expected SPEC@WEIGHT with a weight >= 0")
+            if spec not in (SELF, SNAPSHOT):
+                try:
+                    build_agent(parse_agent_spec(spec))
+                except (AgentSpecError, ValueError) as error:
+                    raise AgentSpecError(f"--opponents item {item!r}: {error}") from None
+            names.append(spec)
+            weights.append(value)
+        total = sum(weights)
+        if total <= 0:
+            raise AgentSpecError(f"--opponents {' '.join(items)} has no positive weight")
+        return Mixture(tuple(names), np.asarray(weights) / total)
+
+
+class OpponentPool:
+    """The seats of ``games``: which owner plays each (``owners``, ``anchor``), the per-game agents
+    with their seeds, and the frozen snapshots of the network (``template`` is copied for each).
+    ``seed`` seeds the seating draws and the random agent, so a run is reproducible."""
+
+    def __init__(
+        self, mixture: Mixture, games: VectorGame, template: Any, pool_size: int, seed: int, torch: Any
+    ) -> None:
+        self.mixture = mixture
+        self.games = games
+        self.template = template
+        self.pool_size = pool_size
+        self.torch = torch
+        self.rng = np.random.default_rng([seed, 7])
+        self.uniform = UniformBatchAgent(seed + 1)
+        self.snapshots: list[dict[str, Any]] = []  # state dicts, the newest last
+        self.snapshot_networks: list[Any] = []
+        size, players = games.num_games, games.num_players
+        self.owners = np.zeros((size, players), np.int64)
+        self.anchor = np.zeros(size, np.int64)
+        self.agents: list[dict[int, Agent]] = [{} for _ in range(size)]
+        self.agent_seeds: list[dict[int, int]] = [{} for _ in range(size)]
+
+    # ------------------------------------------------------------- seats
+    def seat_players(self, slot: int) -> None:
+        """Who plays each seat of the game just dealt in ``slot``: the network at a random anchor
+        seat, each other seat drawn from the mixture."""
+        n = self.games.num_players
+        anchor = int(self.rng.integers(n))
+        owners = np.zeros(n, np.int64)
+        self.agents[slot], self.agent_seeds[slot] = {}, {}
+        for seat in range(n):
+            if seat == anchor:
+                continue
+            name = self.mixture.names[int(self.rng.choice(len(self.mixture.names), p=self.mixture.weights))]
+            owners[seat] = self._owner(name)
+            if AGENT_BASE <= owners[seat] < SNAPSHOT_BASE:
+                seed = int(self.rng.integers(2**63))
+                agent = build_agent(parse_agent_spec(name))
+                agent.start_game(seat, n, seed=seed)
+                self.agents[slot][seat], self.agent_seeds[slot][seat] = agent, seed
+        self.anchor[slot] = anchor
+        self.owners[slot] = owners
+
+    def _owner(self, name: str) -> int:
+        if name == SELF or (name == SNAPSHOT and not self.snapshots):
+            return LEARNER
+        if name == SNAPSHOT:
+            return SNAPSHOT_BASE + int(self.rng.integers(len(self.snapshots)))
+        if name == RANDOM:
+            return UNIFORM
+        return AGENT_BASE + self.mixture.names.index(name)
+
+    def owner_name(self, owner: int) -> str:
+        """The ``--opponents`` name of an owner (every snapshot is ``snapshot``)."""
+        if owner == LEARNER:
+            return SELF
+        if owner == UNIFORM:
+            return RANDOM
+        if owner >= SNAPSHOT_BASE:
+            return SNAPSHOT
+        return self.mixture.names[owner - AGENT_BASE]
+
+    # ------------------------------------------------------------- acting
+    def actions(self, rows: np.ndarray, owners: np.ndarray, actions: np.ndarray) -> None:
+        """Fill ``actions`` for the games ``rows`` whose acting seat an opponent (``owners``) plays:
+        one call per owner, the snapshots and the random agent for all their games at once."""
+        batch = self.games.batch
+        torch = self.torch
+        for owner in np.unique(owners).tolist():
+            chosen = rows[owners == owner]
+            if owner == UNIFORM:
+                actions[chosen] = self.uniform.act_batch(batch.observation[chosen], batch.action_mask[chosen])
+            elif owner >= SNAPSHOT_BASE:
+                network = self.snapshot_networks[owner - SNAPSHOT_BASE]
+                with torch.no_grad():
+                    sparse = SparseRows.of(torch, self.games.observation_counts()[chosen])
+                    logits, _ = network.forward(sparse.tensor(torch))
+                    logits = masked_logits(torch, logits, torch.from_numpy(batch.action_mask[chosen]))
+                    actions[chosen] = sample_masked(torch, logits)[0].numpy()
+            else:
+                for slot in chosen.tolist():
+                    game = self.games.game(slot)
+                    seat = game.current_player
+                    view = AgentObservation(player_view(game.state, seat), list(game.legal_actions()))
+                    actions[slot] = self.agents[slot][seat].act(view)
+
+    # ------------------------------------------------------------- snapshots
+    def snapshot(self, network: Any) -> None:
+        """Freeze ``network`` into the pool (the oldest leaves when it is full)."""
+        self.add_snapshot({key: value.clone() for key, value in network.modules.state_dict().items()})
+        if len(self.snapshots) > self.pool_size:
+            self.snapshots.pop(0)
+            self.snapshot_networks.pop(0)
+
+    def add_snapshot(self, state: dict[str, Any]) -> None:
+        """A snapshot from its weights (a new one, or one a checkpoint kept), the newest."""
+        network = copy.deepcopy(self.template)
+        network.modules.load_state_dict(state)
+        self.snapshots.append(state)
+        self.snapshot_networks.append(network)
+
+    # ------------------------------------------------------------- checkpoints
+    def state(self) -> dict[str, Any]:
+        """What a checkpoint keeps of the pool (the per-game agents as their seeds)."""
+        return {
+            "snapshots": self.snapshots,
+            "rng": self.rng.bit_generator.state,
+            "uniform_rng": self.uniform.rng.bit_generator.state,
+            "owners": self.owners.tolist(),
+            "anchor": self.anchor.tolist(),
+            "agent_seeds": [{str(seat): seed for seat, seed in seeds.items()} for seeds in self.agent_seeds],
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """The pool as :meth:`state` kept it; call once the games are restored (each per-game
+        agent replays its game so far)."""
+        self.snapshots, self.snapshot_networks = [], []
+        for snapshot in state["snapshots"]:
+            self.add_snapshot(snapshot)
+        self.rng.bit_generator.state = state["rng"]
+        self.uniform.rng.bit_generator.state = state["uniform_rng"]
+        self.owners[:] = np.asarray(state["owners"])
+        self.anchor[:] = np.asarray(state["anchor"])
+        for slot, seeds in enumerate(state["agent_seeds"]):
+            self.agent_seeds[slot] = {int(seat): int(seed) for seat, seed in seeds.items()}
+            self.agents[slot] = {
+                seat: self._replayed_agent(slot, seat, seed) for seat, seed in self.agent_seeds[slot].items()
+            }
+
+    def _replayed_agent(self, slot: int, seat: int, seed: int) -> Agent:
+        """A per-game opponent brought to where it stood: started with its seed and shown each of
+        its decisions of the game so far (its own randomness advances as it did)."""
+        name = self.mixture.names[int(self.owners[slot, seat]) - AGENT_BASE]
+        agent = build_agent(parse_agent_spec(name))
+        agent.start_game(seat, self.games.num_players, seed=seed)
+        current = self.games.game(slot)
+        game = Game.from_config(current.config, seed=current.seed, auto_forced=False)
+        for action in current.history:
+            legal = game.legal_actions()
+            if len(legal) > 1 and game.current_player == seat:
+                chosen = agent.act(AgentObservation(player_view(game.state, seat), list(legal)))
+                if chosen != action:
+                    raise CheckpointError(
+                        f"replaying opponent {name!r} (seat {seat}, game slot {slot}, seed {current.seed}): it "
+                        f"chose {chosen} where the game went on with {action}; an opponent must play the same "
+                        "moves from the same seed"
+                    )
+            game.apply(action)
+        return agent
+
+
+__all__ = ["LEARNER", "Mixture", "OpponentPool"]

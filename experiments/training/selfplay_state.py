@@ -1,0 +1,152 @@
+"""The state of a self-play run (:class:`Run`): the learning network and its actor copy, the
+optimizer, the batched games, the opponent pool and the counters, and the checkpoint that holds
+them all, so that a resumed run goes on exactly as an uninterrupted one."""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+from biblios_env.layout import LAYOUT_FINGERPRINT
+from biblios_env.vector import VectorGame
+from experiments.common.errors import CheckpointError
+from experiments.training.opponents import Mixture, OpponentPool
+from experiments.training.rollout import Rollout
+from experiments.training.tensors import torch_module
+from experiments.training.updates import learning_rule, update
+
+if TYPE_CHECKING:
+    from experiments.training.selfplay import Args
+
+CHECKPOINT_FORMAT: Final = "biblios-selfplay-checkpoint"
+#: 2: the pending rollout is kept as plain arrays (1 pickled the trainer's own classes), and the
+#: decisions DMC carries to the next rollout are kept too.
+CHECKPOINT_VERSION: Final = 2
+
+
+class Run:
+    """The state of a run: what a checkpoint holds, and the helpers of :func:`train`."""
+
+    def __init__(self, args: Args) -> None:
+        torch = torch_module()
+        torch.set_num_threads(args.torch_threads)
+        torch.manual_seed(args.seed)
+        self.args = args
+        self.torch = torch
+        self.rule = learning_rule(args.algo, args)
+        self.network = make_network(args.hidden, args.init)
+        self.optimizer = torch.optim.Adam(self.network.modules.parameters(), lr=args.learning_rate)
+        #: The minibatch order of the updates, apart from the pool's: the learner may run beside the games.
+        self.update_rng = np.random.default_rng([args.seed, 11])
+        #: The network that plays while the learner trains ``network`` on the previous rollout: its
+        #: weights are the learner's as they were when that rollout ended (see :func:`train`).
+        self.actor = copy.deepcopy(self.network)
+        #: A rollout with its returns not yet trained on (the pipeline's), saved with the checkpoint.
+        self.pending: Rollout | None = None
+        #: The decisions of games still running that a Monte-Carlo rule trains on once they end.
+        self.carry: Rollout | None = None
+        self.games = VectorGame(args.num_games, args.players, seed=args.seed, reward=args.reward)
+        self.pool = OpponentPool(Mixture.parse(args.opponents), self.games, self.network, args.pool_size, args.seed,
+                                 torch)  # fmt: skip
+        self.counters = {"decisions": 0, "games": 0, "updates": 0, "wall_seconds": 0.0, "last_snapshot": 0,
+                         "last_eval": 0}  # fmt: skip
+        self.win_stats: dict[str, list[float]] = {}
+
+    def record_game(self, slot: int) -> None:
+        """The anchor seat's win share in the game that just ended, per opponent kind at the table."""
+        anchor = int(self.pool.anchor[slot])
+        winners = self.games.batch.winners[slot]
+        share = float(winners[anchor]) / max(int(winners.sum()), 1)
+        owners = self.pool.owners[slot]
+        kinds = {self.pool.owner_name(int(owner)) for seat, owner in enumerate(owners) if seat != anchor}
+        for kind in kinds:
+            self.win_stats.setdefault(kind, []).append(share)
+        self.counters["games"] += 1
+
+    def update(self, rollout: Rollout) -> dict[str, float]:
+        """One update of the learner's network on ``rollout`` (:func:`~experiments.training.updates.update`)."""
+        warming_up = self.counters["decisions"] < self.args.value_warmup
+        return update(self.rule, self.network, self.optimizer, rollout, self.update_rng, self.args.minibatch,
+                      self.args.max_grad_norm, warming_up)  # fmt: skip
+
+    def sync_actor(self) -> None:
+        """The actor takes the learner's weights."""
+        self.actor.modules.load_state_dict(self.network.modules.state_dict())
+
+    # ------------------------------------------------------------- checkpoints
+    def save(self, path: Path) -> None:
+        """Write the checkpoint whole, then move it into place: a reader never sees half a file."""
+        state = {
+            "format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "layout": LAYOUT_FINGERPRINT,
+            "args": self.args.to_json(), "network": self.network.modules.state_dict(),
+            "hidden": list(self.network.hidden), "optimizer": self.optimizer.state_dict(),
+            "update_rng": self.update_rng.bit_generator.state,
+            "pending": None if self.pending is None else self.pending.packed(),
+            "carry": None if self.carry is None else self.carry.packed(),
+            "torch_rng": self.torch.get_rng_state(), "counters": dict(self.counters),
+            "win_stats": {kind: values[-2000:] for kind, values in self.win_stats.items()},
+            "games": self.games.checkpoint(), **self.pool.state(),
+        }  # fmt: skip
+        temporary = path.with_suffix(".tmp")
+        self.torch.save(state, temporary)
+        os.replace(temporary, path)
+
+    def load(self, path: Path) -> None:
+        """Continue from the checkpoint in ``path``; a file of another kind, version or layout is
+        refused naming it."""
+        try:
+            state = self.torch.load(path, weights_only=False)
+        except Exception as error:
+            raise CheckpointError(f"cannot read checkpoint {path}: {type(error).__name__}: {error}") from None
+        if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+            raise CheckpointError(f"{path} is not a self-play checkpoint (no {CHECKPOINT_FORMAT!r} format mark)")
+        if state.get("version") != CHECKPOINT_VERSION:
+            raise CheckpointError(
+                f"{path} is checkpoint version {state.get('version')}, this code reads {CHECKPOINT_VERSION}"
+            )
+        if state.get("layout") != LAYOUT_FINGERPRINT:
+            raise CheckpointError(
+                f"{path} was made for observation/action layout {state.get('layout')!r}, this code has "
+                f"{LAYOUT_FINGERPRINT!r}; it cannot continue here"
+            )
+        self.network.modules.load_state_dict(state["network"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.update_rng.bit_generator.state = state["update_rng"]
+        self.pending = None if state["pending"] is None else Rollout.unpacked(state["pending"])
+        self.carry = None if state["carry"] is None else Rollout.unpacked(state["carry"])
+        self.sync_actor()
+        self.torch.set_rng_state(state["torch_rng"])
+        self.counters.update(state["counters"])
+        self.win_stats = {kind: list(values) for kind, values in state["win_stats"].items()}
+        self.games.restore(state["games"])
+        self.pool.restore(state)
+
+
+def make_network(hidden: Sequence[int], init: Path | None) -> Any:
+    """The shared-trunk policy-and-value network (``experiments.training.networks.TorchNetwork``),
+    fresh or from a network file."""
+    from agents.network import NumpyNetwork
+    from experiments.training.networks import TorchNetwork, from_numpy
+
+    if init is None:
+        return TorchNetwork(tuple(hidden), value_hidden=64, sparse_input=True)
+    try:
+        network = from_numpy(NumpyNetwork.load(init), sparse_input=True)
+    except (OSError, ValueError) as error:
+        raise CheckpointError(f"--init {init}: {error}") from error
+    if network.inputs != "observation":
+        raise CheckpointError(f"--init {init}: the network reads {network.inputs!r}; self-play needs 'observation'")
+    if NumpyNetwork.load(init).value_kind != "return":  # another target (a win-share logit): start it at 0
+        last = network.value[-1]
+        with torch_module().no_grad():
+            last.weight.zero_()
+            last.bias.zero_()
+    return network
+
+
+__all__ = ["CHECKPOINT_FORMAT", "CHECKPOINT_VERSION", "Run", "make_network"]

@@ -1,0 +1,96 @@
+"""The tensor helpers of the self-play trainer's hot loop: observations as sparse rows (the first
+layer multiplies only an observation's few non-zero entries), masked logits and a cheap masked
+draw. They sit beside :mod:`experiments.training.networks`, whose networks they feed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from biblios_env.observations import OBSERVATION_SCALE
+
+
+def torch_module() -> Any:
+    """torch, imported on first use (the trainer's parts load without it) with the one beta
+    warning it raises here silenced: the first layer's sparse CSR product is the one sparse
+    operation used, and it is tested."""
+    import warnings
+
+    import torch
+
+    warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta state")
+    return torch
+
+
+def masked_logits(torch: Any, logits: Any, masks: Any) -> Any:
+    """Logits with the illegal actions pushed to -1e9 (probability 0)."""
+    return logits.masked_fill(masks == 0, -1e9)
+
+
+def sample_masked(torch: Any, logits: Any) -> tuple[Any, Any]:
+    """One action per row from masked logits (Gumbel-max) and its log-probability: the same draw
+    as ``Categorical(logits).sample()`` at a fraction of its cost."""
+    noise = -torch.log(-torch.log(torch.rand_like(logits).clamp_(min=1e-20)))
+    actions = (logits + noise).argmax(dim=1)
+    log_probs = torch.log_softmax(logits, dim=1).gather(1, actions.unsqueeze(1)).squeeze(1)
+    return actions, log_probs
+
+
+@dataclass
+class SparseRows:
+    """Observations in sparse form: per row its non-zero entries (``columns``, ``values``) from
+    ``starts[i]`` for ``lengths[i]`` entries. An observation has about 35 non-zero entries of
+    1,134, so the network's first layer multiplies only those (a sparse CSR product, forward and
+    backward), and the rows are found once, when the sample is taken, not at every epoch."""
+
+    lengths: np.ndarray
+    starts: np.ndarray
+    columns: np.ndarray
+    values: np.ndarray
+
+    @staticmethod
+    def of(torch: Any, counts: np.ndarray) -> SparseRows:
+        """The rows of observation counts ``(k, 1134)`` uint8, scaled as the dense observation is."""
+        rows, columns = (part.numpy() for part in torch.from_numpy(counts).nonzero(as_tuple=True))
+        lengths = np.bincount(rows, minlength=len(counts))
+        starts = np.zeros(len(counts), np.int64)
+        np.cumsum(lengths[:-1], out=starts[1:])
+        values = (counts[rows, columns] * OBSERVATION_SCALE[columns]).astype(np.float32)
+        return SparseRows(lengths, starts, columns, values)
+
+    @staticmethod
+    def concatenate(parts: Sequence[SparseRows]) -> SparseRows:
+        """The rows of ``parts``, one after another."""
+        offsets = np.cumsum([0] + [len(part.columns) for part in parts[:-1]])
+        return SparseRows(
+            np.concatenate([part.lengths for part in parts]),
+            np.concatenate([part.starts + offset for part, offset in zip(parts, offsets, strict=True)]),
+            np.concatenate([part.columns for part in parts]),
+            np.concatenate([part.values for part in parts]),
+        )
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def take(self, index: np.ndarray) -> SparseRows:
+        """The rows ``index``, in that order, packed."""
+        lengths = self.lengths[index]
+        starts = np.zeros(len(index), np.int64)
+        np.cumsum(lengths[:-1], out=starts[1:])
+        gather = np.repeat(self.starts[index] - starts, lengths) + np.arange(int(lengths.sum()))
+        return SparseRows(lengths, starts, self.columns[gather], self.values[gather])
+
+    def tensor(self, torch: Any) -> Any:
+        """The rows as a torch CSR tensor (rows packed in order, as :meth:`take` and :meth:`of` leave them)."""
+        crow = np.zeros(len(self.lengths) + 1, np.int64)
+        np.cumsum(self.lengths, out=crow[1:])
+        return torch.sparse_csr_tensor(
+            torch.from_numpy(crow), torch.from_numpy(self.columns.astype(np.int64)), torch.from_numpy(self.values),
+            size=(len(self.lengths), len(OBSERVATION_SCALE)), check_invariants=False,
+        )  # fmt: skip
+
+
+__all__ = ["SparseRows", "masked_logits", "sample_masked", "torch_module"]
