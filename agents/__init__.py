@@ -17,6 +17,11 @@ network    ``agents.network_agent.NetworkAgent``: the shipped policy-and-value n
 The ``ismcts`` parameters are read here into :class:`~agents.search.options.SearchOptions` (the
 names of choices become enums, lists such as ``searched=bid-church`` tuples), and ``mode`` picks
 the search: :class:`~agents.search.flat.FlatSearch` or :class:`~agents.search.tree.TreeSearch`.
+
+Numbers given by name are checked against :data:`HEURISTIC_RANGES` (the heuristics) and the
+search options' own ranges: an agent spec comes from a command line or a web request, and a value
+such as ``aggression=1e308`` or ``nan`` would only fail later, in the middle of a game.
+:data:`FILE_PARAMETERS` names the parameters that are files to load (a server checks them).
 """
 
 from __future__ import annotations
@@ -27,9 +32,10 @@ import biblios_env  # noqa: F401
 # isort: on
 
 import inspect
+import math
 from collections.abc import Callable
 from enum import Enum
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from agents.heuristics import HeuristicAgent, HoarderAgent, ValueAgent
 from agents.random_agent import RandomAgent
@@ -41,6 +47,32 @@ if TYPE_CHECKING:
 
 #: An enum of a choice of the ``ismcts`` spec.
 Choice = TypeVar("Choice", bound=Enum)
+
+#: The values a heuristic agent's numeric parameters may take by name, both ends included (an int
+#: where the default is one). Wide enough for any tuning tried; a value outside is a mistake.
+HEURISTIC_RANGES: Final[dict[str, tuple[float, float]]] = {
+    "gold_value": (0.0, 10.0),
+    "auction_share": (0.0, 1.0),
+    "denial": (0.0, 10.0),
+    "capture": (0.0, 1.0),
+    "min_coin_value": (0.0, 100.0),
+    "max_coin_value": (0.0, 100.0),
+    "placement_samples": (1, 1000),
+    "bluff": (0, 66),
+    "sigma_base": (0.0, 100.0),
+    "sigma_scale": (0.0, 100.0),
+    "tie_margin": (0.0, 100.0),
+    "rival_weight": (0.0, 10.0),
+    "focus": (1, 5),
+    "focus_weight": (0.0, 100.0),
+    "off_focus_weight": (0.0, 100.0),
+    "focus_bonus": (0.0, 100.0),
+    "focus_auction_share": (0.0, 1.0),
+    "patience": (0.0, 100.0),
+    "aggression": (0.0, 10.0),
+}
+#: The parameters of a registry agent that name a file to load (a policy or network file).
+FILE_PARAMETERS: Final[dict[str, tuple[str, ...]]] = {"ppo": ("path",), "network": ("path",)}
 
 
 def _ismcts(**params: Any) -> Agent:
@@ -66,7 +98,9 @@ def _network(**params: Any) -> Agent:
 
 def _construct(cls: Callable[..., Agent], name: str, params: dict[str, Any]) -> Agent:
     """Build ``cls(**params)``, turning an unknown keyword into a ValueError that names it."""
-    if not _checks_its_own_parameters(cls):
+    if _checks_its_own_parameters(cls):
+        _check_ranges(params)
+    else:
         _check_keywords(cls, name, params)
     return cls(**params)
 
@@ -74,6 +108,20 @@ def _construct(cls: Callable[..., Agent], name: str, params: dict[str, Any]) -> 
 def _checks_its_own_parameters(cls: Callable[..., Agent]) -> bool:
     """A heuristic agent validates its keyword parameters itself, naming the full list."""
     return isinstance(cls, type) and issubclass(cls, HeuristicAgent)
+
+
+def _check_ranges(params: dict[str, Any]) -> None:
+    """ValueError naming the first heuristic parameter outside :data:`HEURISTIC_RANGES` (a
+    ``rival_weight`` of ``None`` keeps its meaning: one over the number of opponents)."""
+    for key, value in params.items():
+        if key not in HEURISTIC_RANGES or (key == "rival_weight" and value is None):
+            continue
+        low, high = HEURISTIC_RANGES[key]
+        whole = isinstance(low, int)
+        kind = "an int" if whole else "a number"
+        number = not isinstance(value, bool) and isinstance(value, int if whole else int | float)
+        if not number or not math.isfinite(value) or not low <= value <= high:
+            raise ValueError(f"{key} must be {kind} from {low} to {high}, got {value!r}")
 
 
 def _check_keywords(cls: Callable[..., Agent], name: str, params: dict[str, Any]) -> None:
@@ -168,6 +216,8 @@ def make_agent(name: str, **params: Any) -> Agent:
 
 __all__ = [
     "AGENTS",
+    "FILE_PARAMETERS",
+    "HEURISTIC_RANGES",
     "Agent",
     "AgentObservation",
     "HeuristicAgent",

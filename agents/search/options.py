@@ -3,18 +3,21 @@ parameters of the ``ismcts`` agent spec.
 
 Code builds the options directly (``FlatSearch(SearchOptions(iterations=200))``); the agent
 registry (:mod:`agents`) reads an agent spec such as ``ismcts:iterations=200,searched=bid-church``
-into them and picks the search by the spec's ``mode``. The options check their values, so a bad
-one is a ValueError naming it whichever way it was given.
+into them and picks the search by the spec's ``mode``. The options check their values against
+:data:`OPTION_RANGES`, so a bad one (out of range, ``nan``) is a ValueError naming it and its range
+whichever way it was given.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Final
 
 from agents.belief import BELIEFS, PlainBelief
+from biblios_env.actions import MAX_BID
 from biblios_env.engine.flow import Decision
 
 
@@ -94,6 +97,23 @@ SPEC_DEFAULTS: Final[dict[str, Any]] = {
     "proposer": "auto",
 }
 
+#: The values each numeric option may take, both ends included (an int where the ends are ints):
+#: wide enough for any study, narrow enough that a typo (``iterations=100000000``, ``nan``) is
+#: refused before a search starts. ``gate`` may also be ``inf`` (the heuristic's move, always).
+OPTION_RANGES: Final[dict[str, tuple[float, float]]] = {
+    "iterations": (1, 1_000_000),
+    "time_limit": (0.001, 3600.0),
+    "gate": (0.0, math.inf),
+    "exploration": (0.0, 100.0),
+    "bid_raises": (1, MAX_BID),
+    "margin_weight": (0.0, 100.0),
+    "horizon": (1, 1000),
+    "temperature": (0.001, 1000.0),
+    "consistency_tries": (1, 1000),
+    "decisive": (0.0, 100.0),
+    "min_iterations": (2, 1_000_000),
+}
+
 
 @dataclass(frozen=True, slots=True)
 class SearchOptions:
@@ -159,25 +179,19 @@ class SearchOptions:
     proposer: str = "auto"
 
     def __post_init__(self) -> None:
-        """Check every option (ValueError naming the first bad one) and store numbers as their
-        types (``iterations=2.0`` is 2)."""
-        self._set("decisive", _not_negative("decisive", self.decisive, "standard errors (0: no early stop)"))
-        self._set("min_iterations", _at_least("min_iterations", self.min_iterations, 2, "an int >= 2"))
-        self._set("consistency_tries", _at_least("consistency_tries", self.consistency_tries, 1, "a positive int"))
-        iterations, time_limit = _budget(self.iterations, self.time_limit)
-        self._set("iterations", iterations)
-        self._set("time_limit", time_limit)
+        """Check every option (ValueError naming the first bad one and its range) and store numbers
+        as their types (``iterations=2.0`` is 2)."""
+        for name in ("decisive", "min_iterations", "consistency_tries", "gate", "exploration", "margin_weight",
+                     "temperature"):  # fmt: skip
+            self._set(name, _within(name, getattr(self, name)))
+        if self.iterations is None and self.time_limit is None:
+            raise ValueError("the search needs a budget: iterations, time_limit or both")
+        for name in ("iterations", "time_limit", "horizon"):  # None: no cap
+            if getattr(self, name) is not None:
+                self._set(name, _within(name, getattr(self, name), "or None"))
         self._set("bid_raises", _bid_raises(self.bid_raises))
-        self._set("gate", _not_negative("gate", self.gate, "standard errors"))
-        if self.horizon is not None:
-            self._set("horizon", _at_least("horizon", self.horizon, 1, "a positive int or None"))
-            if self.rollout is Rollout.NETWORK:
-                raise ValueError(
-                    f"rollout=network plays to the end of the game: it takes no horizon (got {self.horizon})"
-                )
-        self._set("exploration", float(self.exploration))
-        self._set("margin_weight", float(self.margin_weight))
-        self._set("temperature", float(self.temperature))
+        if self.horizon is not None and self.rollout is Rollout.NETWORK:
+            raise ValueError(f"rollout=network plays to the end of the game: it takes no horizon (got {self.horizon})")
         self._set("search_refuse", bool(self.search_refuse))
         self._set("belief_weights", bool(self.belief_weights))
         if not isinstance(self.belief, str) or self.belief not in BELIEFS:
@@ -189,43 +203,32 @@ class SearchOptions:
         object.__setattr__(self, name, value)
 
 
-def _at_least(name: str, value: Any, minimum: int, expected: str) -> int:
-    """``value`` as an int of at least ``minimum``, else ValueError naming it (``expected`` says
-    what was wanted); bools are refused."""
-    if isinstance(value, bool) or int(value) < minimum:
-        raise ValueError(f"{name} must be {expected}, got {value!r}")
-    return int(value)
-
-
-def _not_negative(name: str, value: Any, unit: str) -> float:
-    """``value`` as a float of at least 0, else ValueError naming it (``unit`` says in what)."""
-    if float(value) < 0:
-        raise ValueError(f"{name} must be >= 0 {unit}, got {value!r}")
-    return float(value)
-
-
-def _budget(iterations: Any, time_limit: Any) -> tuple[int | None, float | None]:
-    """The search budget: an iteration cap and/or seconds per searched decision (at least one)."""
-    if iterations is None and time_limit is None:
-        raise ValueError("the search needs a budget: iterations, time_limit or both")
-    if iterations is not None:
-        iterations = _at_least("iterations", iterations, 1, "a positive int or None")
-    if time_limit is not None and float(time_limit) <= 0:
-        raise ValueError(f"time_limit must be a positive number of seconds or None, got {time_limit!r}")
-    return iterations, None if time_limit is None else float(time_limit)
+def _within(name: str, value: Any, alternative: str = "") -> float:
+    """``value`` as the type of its :data:`OPTION_RANGES` range (int or float) if it lies inside,
+    else ValueError naming the option and the range (``alternative`` names another accepted value)."""
+    low, high = OPTION_RANGES[name]
+    whole = isinstance(low, int)
+    kind = "an int" if whole else "a number"
+    expected = f"{name} must be {kind} from {low} to {high}{' ' + alternative if alternative else ''}"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{expected}, got {value!r}")
+    if not low <= value <= high or (whole and value != int(value)):
+        raise ValueError(f"{expected}, got {value!r}")
+    return int(value) if whole else float(value)
 
 
 def _bid_raises(bid_raises: Iterable[int]) -> tuple[int, ...]:
-    """The searched raises over the high bid, ascending and distinct (all positive)."""
-    raises = tuple(sorted({int(raise_) for raise_ in bid_raises}))
-    if not raises or raises[0] < 1:
-        raise ValueError(f"bid_raises must be positive ints, got {bid_raises!r}")
+    """The searched raises over the high bid, ascending and distinct (each from 1 to MAX_BID)."""
+    raises = tuple(sorted({int(_within("bid_raises", raise_)) for raise_ in bid_raises}))
+    if not raises:
+        raise ValueError(f"bid_raises must name at least one raise, got {bid_raises!r}")
     return raises
 
 
 __all__ = [
     "NETWORK_PROPOSES",
     "NETWORK_ROLLOUTS",
+    "OPTION_RANGES",
     "PROPOSERS",
     "SEARCHABLE",
     "SPEC_DEFAULTS",

@@ -55,7 +55,7 @@
     const next = byId("next");
     if (scene.toAct) {
       const seat = scene.toAct.seat;
-      const who = seat === viewerSeat() ? "You (" + shortName(seat) + ")" : seatName(seat);
+      const who = seat === viewerSeat() ? shortName(seat) + " (you)" : seatName(seat); // "(you) places", never "You places"
       next.replaceChildren("Next: ", h("strong", { text: who }), " " + scene.toAct.doing);
     } else {
       next.replaceChildren(gameOver() ? "The game is over." : "");

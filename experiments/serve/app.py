@@ -2,11 +2,13 @@
 (docs/serve.md documents every route with examples).
 
 Every route answers JSON, a refusal too: ``{"error": message, ...}`` with a 4xx status, and nothing
-changed. The work of a game (its bots' moves, its views) runs in worker threads, never on the event
-loop, one request at a time per game (its lock): a bot that thinks for seconds holds up its own game
-and no other. POST bodies must be JSON (``Content-Type: application/json``, at most
-:data:`MAX_BODY` bytes): a page on another site cannot send that without the browser asking this
-server first, and this server never answers yes.
+changed. A request's work on a game (the player's move, the view) runs in a worker thread under the
+game's ``state_lock``, never on the event loop; the bots' moves run in the game's bot thread
+(:mod:`experiments.serve.thinking`), and a request waits for them :data:`ANSWER_SECONDS` at most,
+on the event loop, then answers the view as it stands (``"thinking": true``: ask again). No request
+waits for a bot, so no bot holds up the server. POST bodies must be JSON (``Content-Type:
+application/json``, at most :data:`MAX_BODY` bytes): a page on another site cannot send that without
+the browser asking this server first, and this server never answers yes.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from starlette.applications import Starlette
+from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -28,11 +31,12 @@ from starlette.routing import Route
 from biblios_env.engine.log import to_log
 from experiments.replay.page import page_html as replay_page_html
 from experiments.replay.timeline import SavedGame
-from experiments.serve.checks import action_id, new_game_request
+from experiments.serve.checks import action_request, new_game_request
 from experiments.serve.errors import ApiError
 from experiments.serve.games import LiveGame, ResumeError
 from experiments.serve.page import CONTENT_SECURITY_POLICY, play_page
 from experiments.serve.store import GameStore
+from experiments.serve.thinking import ANSWER_SECONDS
 from experiments.serve.views import game_view
 
 #: The largest request body read, in bytes (a new game's request is a few hundred).
@@ -89,82 +93,105 @@ class Api:
         self.store.check_token(live, request.headers.get("authorization"))
         return live
 
-    @staticmethod
-    async def _locked(live: LiveGame, work: Callable[[], Result]) -> Result:
-        """``work()`` on the game, in a worker thread, while no other request touches the game."""
-        async with live.lock:
-            return await run_in_threadpool(work)
+    def _view(self, live: LiveGame) -> dict[str, Any]:
+        """The view now; the caller holds ``live.state_lock``."""
+        return game_view(live, thinking=self.store.thinker.thinking(live))
+
+    def _moving(self, live: LiveGame) -> dict[str, Any]:
+        """Let the bots move if it is their turn (in the game's bot thread); the view now."""
+        with live.state_lock:
+            self.store.thinker.start(live)
+            return self._view(live)
+
+    async def _answer(self, live: LiveGame, work: Callable[[], Any] | None = None) -> dict[str, Any]:
+        """``work()`` on the game in a worker thread (it starts the bots if they are to move), then the
+        view once the bots are done, or after :data:`ANSWER_SECONDS` as it stands."""
+        await run_in_threadpool(work if work is not None else lambda: self._moving(live))
+        await self.store.thinker.settled(live, ANSWER_SECONDS)
+        return await run_in_threadpool(_locked, live, lambda: self._view(live))
 
     async def page_route(self, request: Request) -> Response:
         headers = {"Content-Security-Policy": CONTENT_SECURITY_POLICY, **_HEADERS}
         return HTMLResponse(self.page, headers=headers)
 
     async def create(self, request: Request) -> Response:
-        """``POST /api/games``: a new game; answers its id, its token and the first ``VIEW``."""
+        """``POST /api/games``: a new game; answers its id, its token and the first ``VIEW``. Its log
+        is written once that answer has been sent."""
         new_game = new_game_request(await _body(request))
         self.store.reserve()
-        built: list[LiveGame] = []
         try:
-            live, token = await run_in_threadpool(self.store.new_game, new_game, built=built)
-            view = await self._locked(live, lambda: _advanced_view(live))
+            live, token = await run_in_threadpool(self.store.new_game, new_game)
         except BaseException:
             self.store.release()
-            for orphan in built:  # nobody has its token: its log is set aside, never resumed
-                self.store.discard(orphan)
             raise
         self.store.add(live)
-        return _json({"game_id": live.game_id, "token": token, "view": view}, 201)
+        view = await self._answer(live)
+        answer = {"game_id": live.game_id, "token": token, "view": view}
+        return JSONResponse(answer, 201, _HEADERS, background=BackgroundTask(self.store.confirm, live))
 
     async def view(self, request: Request) -> Response:
-        """``GET /api/games/{game_id}``: the ``VIEW`` (after the bots' moves, if it is their turn)."""
+        """``GET /api/games/{game_id}``: the ``VIEW`` (the bots move first, if it is their turn)."""
         live = await self._game(request)
-        return _json(await self._locked(live, lambda: _advanced_view(live)))
+        return _json(await self._answer(live))
 
     async def act(self, request: Request) -> Response:
-        """``POST /api/games/{game_id}/actions``: the player's action, then the bots' moves."""
+        """``POST /api/games/{game_id}/actions``: the player's action, once, then the bots' moves."""
         live = await self._game(request)
         body = await _body(request)
 
-        def play() -> dict[str, Any]:
-            live.advance()  # a game resumed in the bots' turn: they play first
-            live.check_turn()
-            live.play(action_id(body, live.legal_labels()))
-            return game_view(live)
+        def play() -> None:
+            with live.state_lock:
+                action, moves = action_request(body, live.legal_labels())
+                thinking = self.store.thinker.thinking(live)
+                if thinking or moves != len(live.game.history):
+                    moving = " and the bots are moving" if thinking else ""
+                    raise ApiError(
+                        409,
+                        f"this action answers move {moves}, but the game is at move {len(live.game.history)}{moving}: "
+                        "the view now is in 'view'",
+                        view=self._view(live),
+                    )
+                live.play(action)
+                self.store.thinker.start(live)
 
-        return _json(await self._locked(live, play))
+        return _json(await self._answer(live, play))
 
     async def step(self, request: Request) -> Response:
         """``POST /api/games/{game_id}/step``: the next move of a watched game of bots only."""
         live = await self._game(request)
 
-        def step() -> dict[str, Any]:
-            live.step()
-            return game_view(live)
+        def step() -> None:
+            with live.state_lock:
+                if self.store.thinker.thinking(live):
+                    raise ApiError(409, "the bots are moving: GET the view until they are done", view=self._view(live))
+                live.ask_step()
+                self.store.thinker.start(live)
 
-        return _json(await self._locked(live, step))
+        return _json(await self._answer(live, step))
 
     async def hint(self, request: Request) -> Response:
         """``GET /api/games/{game_id}/hint``: what the ``value`` heuristic would play now."""
         live = await self._game(request)
-        return _json(await self._locked(live, live.hint))
+        return _json(await run_in_threadpool(_locked, live, live.hint))
 
     async def log(self, request: Request) -> Response:
         """``GET /api/games/{game_id}/log``: the finished game's log (the engine's format)."""
         live = await self._game(request)
         _check_finished(live)
-        return _json(await self._locked(live, lambda: to_log(live.game, **live.log_metadata())))
+        return _json(await run_in_threadpool(_locked, live, lambda: to_log(live.game, **live.log_metadata())))
 
     async def replay(self, request: Request) -> Response:
         """``GET /api/games/{game_id}/replay``: the finished game's replay page, opening on the player's view."""
         live = await self._game(request)
         _check_finished(live)
-        html = await self._locked(live, lambda: replay_page_html(_saved_game(live), open_seat=live.seat))
+        html = await run_in_threadpool(_locked, live, lambda: replay_page_html(_saved_game(live), open_seat=live.seat))
         return HTMLResponse(html, headers=_HEADERS)
 
 
-def _advanced_view(live: LiveGame) -> dict[str, Any]:
-    live.advance()
-    return game_view(live)
+def _locked(live: LiveGame, work: Callable[[], Result]) -> Result:
+    """``work()`` under the game's ``state_lock`` (in a worker thread)."""
+    with live.state_lock:
+        return work()
 
 
 def _check_finished(live: LiveGame) -> None:

@@ -1,6 +1,10 @@
 """The request bodies, checked before anything changes: what a new game asks for
-(:func:`new_game_request`) and the action a player sends (:func:`action_id`). A bad body is a 422
-whose message names the field, the value given and what was expected."""
+(:func:`new_game_request`) and the action a player sends (:func:`action_request`). A bad body is a
+422 whose message names the field, the value given and what was expected.
+
+An action names the move it answers: ``{"action": A, "moves": N}``, ``N`` the ``moves`` of the view
+the player acted on. A request sent twice (a client retrying after a timeout) then finds the game
+moved on and is refused (409) instead of being played a second time."""
 
 from __future__ import annotations
 
@@ -14,8 +18,9 @@ from experiments.serve.errors import ApiError
 NEW_GAME_FIELDS: Final = ("players", "seat", "opponents", "seed", "autoplay", "penalty", "strict_bids")
 REQUIRED_FIELDS: Final = NEW_GAME_FIELDS[:3]
 PLAYER_COUNTS: Final = (2, 3, 4)
-#: The body of ``POST /api/games/{game_id}/actions``.
+#: The body of ``POST /api/games/{game_id}/actions``: the action, and the moves of the view it answers.
 ACTION_FIELD: Final = "action"
+MOVES_FIELD: Final = "moves"
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,18 +108,25 @@ def _strict_bids(value: object) -> bool:
     return value
 
 
-def action_id(body: object, legal_actions: list[dict[str, Any]]) -> int:
-    """The action id of ``{"action": ID}``; ApiError 422 naming the legal ones for any other body."""
+def _whole(body: dict[str, Any], name: str) -> bool:
+    value = body.get(name)
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def action_request(body: object, legal_actions: list[dict[str, Any]]) -> tuple[int, int]:
+    """The action id and the moves of ``{"action": ID, "moves": N}``; ApiError 422 naming the legal
+    ones for any other body (a missing ``moves`` included)."""
     if (
         isinstance(body, dict)
-        and set(body) == {ACTION_FIELD}
-        and isinstance(body[ACTION_FIELD], int)
-        and not isinstance(body[ACTION_FIELD], bool)
+        and set(body) == {ACTION_FIELD, MOVES_FIELD}
+        and all(_whole(body, name) for name in (ACTION_FIELD, MOVES_FIELD))
     ):
-        return body[ACTION_FIELD]
+        return body[ACTION_FIELD], body[MOVES_FIELD]
+    missing = " (moves is missing)" if isinstance(body, dict) and MOVES_FIELD not in body else ""
     raise ApiError(
         422,
-        f'an action is {{"action": ID}} with one of the legal action ids {[item["action"] for item in legal_actions]}, '
+        f'an action is {{"action": ID, "moves": N}}: ID one of the legal action ids '
+        f"{[item['action'] for item in legal_actions]}, N the moves of the view you answer{missing}; "
         f"got {body!r:.80}",
         legal_actions=legal_actions,
     )

@@ -1,14 +1,15 @@
 """What the player's seat is asked, in words: each legal action's label and the question's line, in
 the terminal game's words (its menus, :mod:`experiments.table.menus`, and its bid words), from the
-seat's own view."""
+seat's own view; a payment's question says what refusing costs (RULES §5, the game's penalty)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from biblios_env.actions import BID_BASE, PASS
 from biblios_env.cards import IS_GOLD
+from biblios_env.engine.config import BLUFFS, STANDARD
 from biblios_env.engine.state import Decision
 from biblios_env.engine.views import PlayerView
 from experiments.table.cards import card_text
@@ -28,9 +29,17 @@ def _bid_words(action: int) -> str:
     return "pass" if action == PASS else f"bid {action - BID_BASE}"
 
 
-def question(view: PlayerView) -> str:
+#: What refusing to pay costs, by the game's penalty (RULES §5).
+REFUSAL_COST: Final = {
+    STANDARD: "each other player takes a random card from your hand, and you may not bid on this card again",
+    BLUFFS: "you discard a random card from your hand, face down, and may not bid on this card again",
+}
+
+
+def question(view: PlayerView, penalty: str | None = STANDARD) -> str:
     """The decision in front of the seat in one line, naming the card it is about (as the terminal
-    game's question titles do)."""
+    game's question titles do); a bid's and a payment's say what refusing to pay costs under the
+    game's ``penalty`` (``None``: a game whose bids are all payable, where nobody refuses)."""
     decision = view.decision
     if decision == Decision.PLACE:
         return f"Where does {card_text(view.drawn_card).plain} go?"
@@ -40,7 +49,8 @@ def question(view: PlayerView) -> str:
         return f"Resolve {card_text(view.church_card).plain}: change dice, or decline."
     card = card_text(view.auction_card).plain
     unit = "cards from your hand" if IS_GOLD[view.auction_card] else "gold"
+    refusal = "" if penalty is None else f" Refusing to pay costs a penalty: {REFUSAL_COST[penalty]}."
     if decision == Decision.BID:
-        return f"Bid on {card}: a bid is paid in {unit}; you can pay {capacity(view)}."
+        return f"Bid on {card}: a bid is paid in {unit}; you can pay {capacity(view)}.{refusal}"
     picked = view.payment_count if IS_GOLD[view.auction_card] else view.payment_value
-    return f"Pay for {card}: your bid is {view.high_bid} ({unit}), {picked} picked so far; one card at a time."
+    return f"Pay for {card}: your bid is {view.high_bid} ({unit}), {picked} picked so far; one card at a time.{refusal}"

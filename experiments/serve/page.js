@@ -1,14 +1,19 @@
 /* The play page's script: sets up a game, then shows the player's seat's VIEW as the server's JSON
    API sends it (docs/serve.md) and sends the move clicked. It knows no rule of the game: the server
    sends the legal moves with their labels and the seat's table as a scene, which table.js (shared
-   with the replay page) draws. The game's id and token are kept for this tab only (sessionStorage),
-   so a reload goes on with the game. */
+   with the replay page) draws. The game's id and token are kept for this tab (sessionStorage), so a
+   reload goes on with the game, and shown as a resume link: the page's address with the id and the
+   token in its fragment (#game=ID&token=TOKEN), which a browser never sends to the server. Opened,
+   or pasted in the setup, it goes on with the game in any tab. While the bots think, the view says
+   so and the page asks again (GET; the server answers as soon as they are done, or after a while). */
 "use strict";
 (function () {
   const CONFIG = JSON.parse(document.getElementById("serve-data").textContent);
   const byId = BibliosTable.byId, h = BibliosTable.h;
   const SAVED = "biblios-serve-game";
   const LARGEST_SEED = Number.MAX_SAFE_INTEGER; // a larger number would not reach the server exactly
+  const COMPACT_BIDS = 12; // more bids than this: a list to choose from, so the hand stays in view
+  const POLL_MS = 150; // between two questions while the bots think (each GET waits on the server too)
 
   let game = null; // {id, token}
   let table = null; // the table drawing for this game's seat names
@@ -30,8 +35,32 @@
     const response = await fetch(path, options);
     const json = (response.headers.get("content-type") || "").includes("application/json");
     const answer = json ? await response.json() : await response.text();
-    if (!response.ok) throw new Error(json && answer.error ? answer.error : "HTTP " + response.status);
+    if (!response.ok) {
+      const error = new Error(json && answer.error ? answer.error : "HTTP " + response.status);
+      error.view = json ? answer.view : undefined; // a 409 carries the view now
+      throw error;
+    }
     return answer;
+  }
+
+  /* ---------------------------------------------------------------- the resume link */
+  function resumeLink(saved) {
+    return location.origin + location.pathname + "#game=" + encodeURIComponent(saved.id) +
+      "&token=" + encodeURIComponent(saved.token);
+  }
+
+  function fromLink(text) {
+    const fragment = String(text).split("#")[1] || "";
+    const fields = new URLSearchParams(fragment);
+    const id = fields.get("game"), token = fields.get("token");
+    return id && token ? { id: id, token: token } : null;
+  }
+
+  function keep(saved) {
+    sessionStorage.setItem(SAVED, JSON.stringify(saved));
+    const link = byId("resume-link");
+    link.href = link.textContent = resumeLink(saved);
+    byId("resume").hidden = false;
   }
 
   function gamePath(rest) { return "/api/games/" + encodeURIComponent(game.id) + (rest || ""); }
@@ -86,7 +115,7 @@
       game = null;
       const made = await call("POST", "/api/games", request);
       game = { id: made.game_id, token: made.token };
-      sessionStorage.setItem(SAVED, JSON.stringify(game));
+      keep(game);
       paused = false;
       show(made.view);
     } catch (error) {
@@ -99,8 +128,10 @@
   function newGame() {
     clearTimeout(timer);
     sessionStorage.removeItem(SAVED);
+    if (location.hash) history.replaceState(null, "", location.pathname);
     game = current = table = null;
     byId("game").hidden = true;
+    byId("resume").hidden = true;
     byId("setup").hidden = false;
   }
 
@@ -114,14 +145,43 @@
     return ["Next: ", h("strong", { text: who }), " " + scene.toAct.doing];
   }
 
+  function actionButton(item, payable) {
+    const button = h("button", { type: "button", class: "action", "data-action": item.action, text: item.label });
+    if (!payable) {
+      button.disabled = true;
+      button.classList.add("unpayable");
+      button.title = "you cannot pay this bid";
+    }
+    button.addEventListener("click", () => play(item.action));
+    return button;
+  }
+
+  /* Bids: one button each, those you cannot pay disabled and marked; past COMPACT_BIDS a list to
+     choose from and one button, so the hand stays in view on a phone. */
+  function bidControl(view) {
+    const pass = view.legal_actions.filter((item) => item.label === "pass");
+    const bids = view.legal_actions.filter((item) => item.label !== "pass");
+    const payable = (item) => Number(item.label.split(" ")[1]) <= view.can_pay;
+    if (bids.length <= COMPACT_BIDS) return view.legal_actions.map((item) => actionButton(item, item.label === "pass" || payable(item)));
+    const select = h("select", { id: "bid-amount", "aria-label": "Your bid" }, bids.map((item) => {
+      const option = h("option", { value: item.action, text: item.label + (payable(item) ? "" : " (you cannot pay)") });
+      option.disabled = !payable(item);
+      return option;
+    }));
+    const affordable = bids.filter(payable);
+    if (affordable.length) select.value = String(affordable[0].action);
+    const place = h("button", { type: "button", class: "action" + (affordable.length ? "" : " unpayable"), id: "bid-button", text: "Bid" });
+    place.disabled = !affordable.length;
+    place.addEventListener("click", () => play(Number(select.value)));
+    const note = h("span", { class: "bid-note", text: affordable.length < bids.length ? "bids above " + view.can_pay + " you cannot pay" : "" });
+    return [...pass.map((item) => actionButton(item, true)), h("span", { class: "bid-picker" }, [select, place]), note];
+  }
+
   function renderActions(view) {
-    const buttons = view.legal_actions.map((item) => {
-      const button = h("button", { type: "button", class: "action", "data-action": item.action, text: item.label });
-      button.addEventListener("click", () => play(item.action));
-      return button;
-    });
-    byId("actions").replaceChildren(...buttons);
-    byId("actions").classList.toggle("many", buttons.length > 12); // bids: a button per amount
+    const bidding = view.can_pay !== null && view.can_pay !== undefined;
+    const controls = bidding ? bidControl(view) : view.legal_actions.map((item) => actionButton(item, true));
+    byId("actions").replaceChildren(...controls);
+    byId("actions").classList.toggle("many", controls.length > COMPACT_BIDS);
     byId("question").textContent = view.your_turn ? view.question : "";
     byId("hint").hidden = !view.your_turn;
     byId("hint-text").textContent = "";
@@ -180,12 +240,32 @@
     byId("pause").hidden = byId("speed-label").hidden = !view.autoplay || view.finished;
     byId("pause").textContent = paused ? "Go on" : "Pause";
     document.title = "Biblios · move " + view.moves + (view.your_turn ? " · your turn" : "");
-    if (view.autoplay) watch();
+    showError("game-error", view.error ? new Error("The game was stopped by an error: " + view.error) : null);
+    if (view.thinking) {
+      byId("next").replaceChildren("The bots are thinking…");
+      poll();
+    } else if (view.autoplay) watch();
+  }
+
+  /* While the bots think: ask again until they are done. */
+  function poll() {
+    clearTimeout(timer);
+    const asked = game;
+    timer = setTimeout(async () => {
+      if (game !== asked) return;
+      try {
+        show(await call("GET", gamePath()));
+      } catch (error) {
+        showError("game-error", error);
+      }
+    }, POLL_MS);
   }
 
   function setBusy(flag) {
     busy = flag;
-    for (const button of document.querySelectorAll("#actions button, #hint")) button.disabled = flag;
+    for (const button of document.querySelectorAll("#actions button, #hint")) {
+      button.disabled = flag || button.classList.contains("unpayable"); // a bid you cannot pay stays disabled
+    }
     if (flag) byId("next").replaceChildren("Sent; the bots are playing…");
   }
 
@@ -194,10 +274,11 @@
     setBusy(true);
     showError("game-error", null);
     try {
-      show(await call("POST", gamePath("/actions"), { action: action }));
+      show(await call("POST", gamePath("/actions"), { action: action, moves: current.moves }));
     } catch (error) {
       showError("game-error", error);
-      byId("next").replaceChildren(...nextLine(current));
+      if (error.view) show(error.view); // the game had moved on: its view now
+      else byId("next").replaceChildren(...nextLine(current));
     } finally {
       setBusy(false);
     }
@@ -224,6 +305,7 @@
       try {
         show(await call("POST", gamePath("/step")));
       } catch (error) {
+        if (error.view) return show(error.view); // the bots were still moving: follow them
         paused = true;
         byId("pause").textContent = "Go on";
         showError("game-error", error);
@@ -238,17 +320,28 @@
     else watch();
   }
 
-  /* A reload goes on with this tab's game, if the server still has it. */
-  async function resume() {
-    const saved = sessionStorage.getItem(SAVED);
+  /* A resume link opened (or pasted), or a reload, goes on with its game if the server still has it. */
+  async function resume(saved) {
     if (!saved) return;
     try {
-      game = JSON.parse(saved);
+      game = saved;
+      keep(game);
       show(await call("GET", gamePath()));
     } catch (error) {
       newGame();
-      showError("setup-error", new Error("The last game could not be resumed: " + error.message));
+      showError("setup-error", new Error("The game could not be resumed: " + error.message));
     }
+  }
+
+  function pasted(event) {
+    event.preventDefault();
+    const saved = fromLink(byId("resume-input").value);
+    if (!saved) {
+      showError("setup-error", new Error("A resume link ends in #game=ID&token=TOKEN; this one does not"));
+      return;
+    }
+    showError("setup-error", null);
+    resume(saved);
   }
 
   function setUp() {
@@ -263,8 +356,10 @@
     byId("hint").addEventListener("click", hint);
     byId("pause").addEventListener("click", togglePause);
     byId("new-game").addEventListener("click", newGame);
+    byId("resume-form").addEventListener("submit", pasted);
     seatsChanged();
-    resume();
+    const stored = sessionStorage.getItem(SAVED);
+    resume(fromLink(location.hash) || (stored ? JSON.parse(stored) : null));
   }
 
   setUp();

@@ -12,7 +12,8 @@ from typing import Final
 
 from experiments.replay.page import data_json, package_text
 from experiments.replay.page_data import table_data
-from experiments.serve.games import HINT_AGENT, agent_choices
+from experiments.serve.games import HINT_AGENT
+from experiments.serve.specs import agent_choices
 
 #: Where the template takes each inlined part: ``<!-- serve:NAME -->``.
 _SLOT: Final = re.compile(r"<!-- serve:(style|script|data|board) -->")

@@ -1,10 +1,14 @@
 """The games the server holds (:class:`GameStore`): their ids and tokens, the limits (open games at
-once, idle time before a game expires), the token check, and the logs of the data folder (written
-after each move, resumed at start, finished ones served again).
+once, idle time before a game expires), the token check, the bots' rules and threads
+(:class:`~experiments.serve.specs.BotRules`, :class:`~experiments.serve.thinking.Thinker`), and
+the logs of the data folder (written after each move, resumed at start, finished ones served again).
 
-The store is used from the event loop, except :meth:`GameStore.new_game`, :meth:`GameStore.save` and
-:meth:`GameStore.load_finished`, which run in worker threads (a bot may take seconds to build or to
-move; a log takes a file write). A game held in memory is touched by one request at a time (its lock).
+A game's log is written only once the answer that created it has been sent (:meth:`GameStore.confirm`):
+a game whose player never got its token is never resumed, and expires as any other.
+
+The store is used from the event loop, except :meth:`GameStore.new_game`, :meth:`GameStore.save`,
+:meth:`GameStore.confirm` and :meth:`GameStore.load_finished`, which run in worker threads (a bot
+may take a while to build; a log takes a file write).
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ from biblios_env.engine.log import to_log
 from experiments.serve.checks import NewGame
 from experiments.serve.errors import ApiError
 from experiments.serve.games import LiveGame, ResumeError, new_live_game, resume_live_game
-from experiments.serve.storage import GAME_ID, DataFolder
+from experiments.serve.specs import BotRules
+from experiments.serve.storage import FAILED, FINISHED, GAME_ID, OPEN, DataFolder
+from experiments.serve.thinking import DEFAULT_MAX_THINKING, Thinker
 
 #: Random bytes in a game id and in a token (URL-safe base64: 12 and 32 characters).
 ID_BYTES: Final = 9
@@ -36,9 +42,10 @@ def token_digest(token: str) -> str:
 
 
 class GameStore:
-    """The games by id. ``max_games`` bounds the unfinished games held at once; a game nobody asked
-    about for ``idle_seconds`` expires (an unfinished one's log moves to the data folder's
-    ``expired/``). ``import_agents`` lets agent specs name import paths (code the server runs)."""
+    """The games by id. ``max_games`` bounds the unfinished games held at once (a game over, or
+    stopped by a bot's error, no longer counts); a game nobody asked about for ``idle_seconds``
+    expires (an unfinished one's log moves to the data folder's ``expired/``). ``rules`` says which
+    bots a request may ask for; ``max_thinking`` caps the slow bots thinking at once."""
 
     def __init__(
         self,
@@ -46,13 +53,15 @@ class GameStore:
         data: DataFolder | None = None,
         max_games: int = DEFAULT_MAX_GAMES,
         idle_seconds: float = DEFAULT_IDLE_SECONDS,
-        import_agents: bool = False,
+        rules: BotRules | None = None,
+        max_thinking: int = DEFAULT_MAX_THINKING,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.data = data
         self.max_games = max_games
         self.idle_seconds = idle_seconds
-        self.import_agents = import_agents
+        self.rules = rules if rules is not None else BotRules()
+        self.thinker = Thinker(self.rules.bot_seconds, max_thinking)
         self.clock = clock
         self.games: dict[str, LiveGame] = {}
         self.starting = 0  # games being built off the loop: they count towards max_games
@@ -63,7 +72,8 @@ class GameStore:
         return self.data is not None
 
     def open_games(self) -> int:
-        return self.starting + sum(not live.game.is_over for live in self.games.values())
+        """The games that count towards ``max_games``: those being built and those still played."""
+        return self.starting + sum(not live.ended for live in self.games.values())
 
     # ------------------------------------------------------------------ new games
     def reserve(self) -> None:
@@ -78,27 +88,16 @@ class GameStore:
         self.starting += 1
 
     def release(self) -> None:
+        """Give back the room :meth:`reserve` made, for a game that failed to start."""
         self.starting -= 1
 
-    def new_game(
-        self, request: NewGame, *, built: list[LiveGame] | None = None, deck: list[int] | None = None
-    ) -> tuple[LiveGame, str]:
-        """A new game and its token; its log is saved from its first position on (off the loop). The
-        game is appended to ``built`` as soon as it exists, for :meth:`discard` if what follows fails."""
+    def new_game(self, request: NewGame, *, deck: list[int] | None = None) -> tuple[LiveGame, str]:
+        """A new game and its token (off the loop: its bots are built). Nothing is written before
+        :meth:`confirm`."""
         token = secrets.token_urlsafe(TOKEN_BYTES)
-        live = new_live_game(
-            request, secrets.token_urlsafe(ID_BYTES), token_digest(token), import_paths=self.import_agents, deck=deck
-        )
-        if built is not None:
-            built.append(live)
+        live = new_live_game(request, secrets.token_urlsafe(ID_BYTES), token_digest(token), self.rules, deck=deck)
         live.on_move = self.save
-        self.save(live)
         return live, token
-
-    def discard(self, live: LiveGame) -> None:
-        """Set aside a game that failed to start (its log goes to ``expired/``)."""
-        if self.data is not None:
-            self.data.expire(live.game_id)
 
     def add(self, live: LiveGame) -> None:
         """Hold a game built by :meth:`new_game` in the room :meth:`reserve` made for it."""
@@ -106,10 +105,19 @@ class GameStore:
         live.touched = self.clock()
         self.games[live.game_id] = live
 
+    def confirm(self, live: LiveGame) -> None:
+        """The answer creating the game was sent: its player has the token, so its log is written
+        from now on (the first time here)."""
+        with live.state_lock:
+            live.answered = True
+            self.save(live)
+
     def save(self, live: LiveGame) -> None:
-        """Write the game's log to the data folder, if there is one (after every move)."""
-        if self.data is not None:
-            self.data.save(live.game_id, to_log(live.game, **live.log_metadata()), finished=live.game.is_over)
+        """Write the game's log to the data folder, if there is one and the game was answered (after
+        every move): into ``open/``, then ``finished/`` or ``failed/`` at its end."""
+        if self.data is not None and live.answered:
+            folder = FAILED if live.error is not None else FINISHED if live.game.is_over else OPEN
+            self.data.save(live.game_id, to_log(live.game, **live.log_metadata()), folder=folder)
 
     # ------------------------------------------------------------------ finding a game
     def held(self, game_id: str) -> LiveGame | None:
@@ -124,7 +132,7 @@ class GameStore:
         path = self.data.finished_log(game_id)
         if path is None:
             return None
-        live = resume_live_game(json.loads(path.read_text(encoding="utf-8")), import_paths=self.import_agents)
+        live = resume_live_game(json.loads(path.read_text(encoding="utf-8")), self.rules)
         live.touched = self.clock()
         self.games[game_id] = live
         return live
@@ -146,12 +154,12 @@ class GameStore:
 
     # ------------------------------------------------------------------ expiry and restart
     def sweep(self) -> None:
-        """Expire the games idle for longer than ``idle_seconds`` (none that a request is using)."""
+        """Expire the games idle for longer than ``idle_seconds`` (none whose bots are moving)."""
         now = self.clock()
         for game_id, live in list(self.games.items()):
-            if now - live.touched > self.idle_seconds and not live.lock.locked():
+            if now - live.touched > self.idle_seconds and not self.thinker.thinking(live):
                 del self.games[game_id]
-                if self.data is not None and not live.game.is_over:
+                if self.data is not None and not live.ended:
                     self.data.expire(game_id)
 
     def resume(self) -> list[str]:
@@ -161,7 +169,7 @@ class GameStore:
         problems = []
         for game_id, path in self.data.open_logs():
             try:
-                live = resume_live_game(json.loads(path.read_text(encoding="utf-8")), import_paths=self.import_agents)
+                live = resume_live_game(json.loads(path.read_text(encoding="utf-8")), self.rules)
             except (OSError, ValueError, ResumeError) as error:
                 problems.append(f"{path}: not resumed: {error}")
                 continue
@@ -172,3 +180,7 @@ class GameStore:
             live.touched = self.clock()
             self.games[game_id] = live
         return problems
+
+    def stop(self) -> None:
+        """The server stops: no bot moves any more, and a move being saved is waited for."""
+        self.thinker.stop(list(self.games.values()))

@@ -204,3 +204,12 @@ def test_the_page_fits_a_laptop_and_a_phone(browser: Any, replay: Replay, tmp_pa
                 if (name, step, view) == ("phone", bid, "2"):
                     shoot(tab, "replay-phone.png", tmp_path)
         context.close()
+
+
+def test_the_next_line_names_the_viewers_own_seat_in_the_third_person(page: Any, replay: Replay) -> None:
+    """From player_0's view, at the deal: "Next: player_0 (you) places ...", never "You (player_0) places"."""
+    go_to(page, replay, 0)
+    page.keyboard.press("0")
+    line = page.inner_text("#next")
+    page.click('#perspectives button[data-view="0"]')
+    assert line.startswith("Next: player_0 (you) ") and "You (" not in line, line

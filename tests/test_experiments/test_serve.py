@@ -14,6 +14,7 @@ import dataclasses
 import json
 import random
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,13 +43,14 @@ from experiments.serve import views  # noqa: E402
 from experiments.serve.app import MAX_BODY, create_app  # noqa: E402
 from experiments.serve.checks import NEW_GAME_FIELDS, NewGame  # noqa: E402
 from experiments.serve.labels import legal_labels  # noqa: E402
+from experiments.serve.specs import BotRules  # noqa: E402
 from experiments.serve.storage import DataFolder  # noqa: E402
 from experiments.serve.store import GameStore  # noqa: E402
 
 #: The keys every VIEW has (docs/serve.md).
 VIEW_KEYS = {
-    "game_id", "players", "seat", "names", "autoplay", "moves", "finished", "your_turn", "question",
-    "legal_actions", "table", "bids", "landmark", "narration", "scores", "score",
+    "game_id", "players", "seat", "names", "autoplay", "moves", "finished", "thinking", "error", "your_turn",
+    "question", "can_pay", "legal_actions", "table", "bids", "landmark", "narration", "scores", "score",
 }  # fmt: skip
 
 
@@ -79,14 +81,32 @@ def new_game(client: TestClient, **request: Any) -> Seat:
     response = client.post("/api/games", json=request)
     assert response.status_code == 201, response.text
     made = response.json()
-    return Seat(made["game_id"], {"Authorization": f"Bearer {made['token']}"}, made["view"])
+    seat = Seat(made["game_id"], {"Authorization": f"Bearer {made['token']}"}, made["view"])
+    return settle(client, seat)
+
+
+#: The longest the tests wait for bots to finish moving (a bot thread that never ends is a failure).
+SETTLE_SECONDS = 20.0
+
+
+def settle(client: TestClient, seat: Seat) -> Seat:
+    """Ask for the view again while the bots think (each GET waits for them a while on the server)."""
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while seat.view["thinking"]:
+        assert time.monotonic() < deadline, f"the bots were still moving after {SETTLE_SECONDS:g} s"
+        response = client.get(seat.path(), headers=seat.headers)
+        assert response.status_code == 200, response.text
+        seat.view = response.json()
+    return seat
 
 
 def play(client: TestClient, seat: Seat, action: int) -> dict[str, Any]:
-    response = client.post(seat.path("/actions"), json={"action": action}, headers=seat.headers)
+    """The player's action, answering the view it holds; the view once the bots are done."""
+    body = {"action": action, "moves": seat.view["moves"]}
+    response = client.post(seat.path("/actions"), json=body, headers=seat.headers)
     assert response.status_code == 200, response.text
     seat.view = response.json()
-    return seat.view
+    return settle(client, seat).view
 
 
 def check_view(view: dict[str, Any], players: int, seat: int) -> None:
@@ -167,6 +187,7 @@ def test_a_game_of_bots_only_is_watched_one_decision_at_a_time(client: TestClien
         response = client.post(game.path("/step"), headers=game.headers)
         assert response.status_code == 200, response.text
         game.view = response.json()
+        settle(client, game)
         check_view(game.view, 3, 1)
         assert game.view["moves"] > moves and game.view["legal_actions"] == []
         steps += 1
@@ -187,7 +208,7 @@ def test_an_unknown_game_is_a_404(client: TestClient) -> None:
 def test_a_missing_or_wrong_token_is_a_403_and_changes_nothing(client: TestClient) -> None:
     game = new_game(client, players=2, seat=0, opponents=["value"], seed=1)
     other = new_game(client, players=2, seat=0, opponents=["value"], seed=1)
-    action = {"action": game.view["legal_actions"][0]["action"]}
+    action = {"action": game.view["legal_actions"][0]["action"], "moves": game.view["moves"]}
     bare = {"Authorization": game.headers["Authorization"].removeprefix("Bearer ")}
     for headers in ({}, {"Authorization": "Bearer nope"}, other.headers, bare):
         for method, path, body in (("GET", "", None), ("POST", "/actions", action), ("GET", "/hint", None)):
@@ -198,10 +219,12 @@ def test_a_missing_or_wrong_token_is_a_403_and_changes_nothing(client: TestClien
 
 def test_an_illegal_or_malformed_action_is_a_422_naming_the_legal_ones(client: TestClient) -> None:
     game = new_game(client, players=3, seat=0, opponents=["value", "random"], seed=3)
-    legal = game.view["legal_actions"]
+    legal, moves = game.view["legal_actions"], game.view["moves"]
     illegal = next(action for action in range(300) if action not in {item["action"] for item in legal})
-    for body in ({"action": illegal}, {"action": str(legal[0]["action"])}, {"action": True}, {"move": 1},
-                 {"action": 1, "also": 2}, [legal[0]["action"]], "keep"):  # fmt: skip
+    for body in ({"action": illegal, "moves": moves}, {"action": str(legal[0]["action"]), "moves": moves},
+                 {"action": True, "moves": moves}, {"move": 1}, {"action": 1, "moves": moves, "also": 2},
+                 {"action": legal[0]["action"]}, {"action": legal[0]["action"], "moves": str(moves)},
+                 [legal[0]["action"]], "keep"):  # fmt: skip
         response = client.post(game.path("/actions"), json=body, headers=game.headers)
         assert response.status_code == 422, body
         answer = response.json()
@@ -216,7 +239,7 @@ _JSON = {"Content-Type": "application/json"}
 
 def test_an_action_out_of_turn_is_a_409(client: TestClient) -> None:
     watched = new_game(client, players=2, seat=0, opponents=["random"], autoplay="random", seed=5)
-    response = client.post(watched.path("/actions"), json={"action": 0}, headers=watched.headers)
+    response = client.post(watched.path("/actions"), json={"action": 0, "moves": 0}, headers=watched.headers)
     assert response.status_code == 409 and "bots play every seat" in response.json()["error"]
     assert client.get(watched.path("/hint"), headers=watched.headers).status_code == 409
     assert client.get(watched.path("/log"), headers=watched.headers).status_code == 409  # not over: no log yet
@@ -225,7 +248,8 @@ def test_an_action_out_of_turn_is_a_409(client: TestClient) -> None:
     rng = random.Random(5)
     while not game.view["finished"]:
         play(client, game, rng.choice(game.view["legal_actions"])["action"])
-    response = client.post(game.path("/actions"), json={"action": 0}, headers=game.headers)
+    body = {"action": 0, "moves": game.view["moves"]}
+    response = client.post(game.path("/actions"), json=body, headers=game.headers)
     assert response.status_code == 409 and "the game is over" in response.json()["error"]
 
 
@@ -301,24 +325,25 @@ class GatedAgent:
         return observation.legal_actions[0]
 
 
-def test_a_slow_bot_holds_up_only_its_own_game() -> None:
-    """While one game's bot thinks, another game is created and played; then the slow one answers."""
+def test_a_slow_bot_holds_up_nobody() -> None:
+    """While one game's bot thinks, its creation answers at once ("thinking"), and another game is
+    created and played; once the bot has moved, the slow game's view says it is the player's turn."""
     GATE.clear()
-    store = GameStore(import_agents=True)
+    store = GameStore(rules=BotRules(import_paths=True))
     with TestClient(create_app(store)) as client:
-        slow: dict[str, Any] = {}
-        request = {"players": 2, "seat": 1, "opponents": [f"{__name__}.GatedAgent"]}
-        thread = threading.Thread(target=lambda: slow.update(response=client.post("/api/games", json=request)))
-        thread.start()
         try:
+            slow = client.post("/api/games", json={"players": 2, "seat": 1, "opponents": [f"{__name__}.GatedAgent"]})
+            assert slow.status_code == 201 and slow.json()["view"]["thinking"]
+            assert not slow.json()["view"]["your_turn"] and slow.json()["view"]["legal_actions"] == []
             game = new_game(client, players=2, seat=0, opponents=["value"], seed=7)
             for _ in range(5):
                 play(client, game, game.view["legal_actions"][0]["action"])
-            assert thread.is_alive() and not slow  # the slow game is still thinking
+            made = slow.json()
+            waiting = Seat(made["game_id"], {"Authorization": f"Bearer {made['token']}"}, made["view"])
+            assert client.get(waiting.path(), headers=waiting.headers).json()["thinking"]  # still thinking
         finally:
             GATE.set()
-            thread.join(timeout=60)
-        assert slow["response"].status_code == 201 and slow["response"].json()["view"]["your_turn"]
+        assert settle(client, waiting).view["your_turn"]
 
 
 # ----------------------------------------------------------------------------- nothing lost
@@ -336,9 +361,10 @@ def test_a_restarted_server_goes_on_with_every_unfinished_game(tmp_path: Path) -
         for index, request in enumerate(requests):
             client = Client(port, GameRecord(index))
             made = client.call("create", "POST", "/api/games", request)
-            client.token, view = made["token"], made["view"]
+            client.token = made["token"]
+            view = settled(client, made["view"])
             for _ in range(4):
-                view = client.call("action", "POST", view_path(view, "/actions"), {"action": first_legal(view)})
+                view = settled(client, client.call("action", "POST", view_path(view, "/actions"), first_move(view)))
                 log = data / "open" / f"{view['game_id']}.json"
                 load_log(log)  # written whole: it replays
                 assert json.loads(log.read_text())["num_actions"] == view["moves"]  # after every move
@@ -351,11 +377,18 @@ def test_a_restarted_server_goes_on_with_every_unfinished_game(tmp_path: Path) -
             client.token = token
             assert client.call("view", "GET", view_path(view)) == view  # the same game, the same news
             while not view["finished"]:
-                view = client.call("action", "POST", view_path(view, "/actions"), {"action": first_legal(view)})
+                view = settled(client, client.call("action", "POST", view_path(view, "/actions"), first_move(view)))
             log = client.call("log", "GET", view_path(view, "/log"))
             assert list(replay(log).state.vp) == view["scores"]
             assert json.loads((data / "finished" / f"{view['game_id']}.json").read_text()) == log
     assert not list((data / "open").glob("*.json"))
+
+
+def settled(client: Client, view: dict[str, Any]) -> dict[str, Any]:
+    """The view once the bots are done (a real server's client asks again while they think)."""
+    while view["thinking"]:
+        view = client.call("view", "GET", view_path(view))
+    return view
 
 
 def view_path(view: dict[str, Any], rest: str = "") -> str:
@@ -366,12 +399,18 @@ def first_legal(view: dict[str, Any]) -> int:
     return view["legal_actions"][0]["action"]
 
 
+def first_move(view: dict[str, Any]) -> dict[str, int]:
+    """The body playing the first legal action of ``view``."""
+    return {"action": first_legal(view), "moves": view["moves"]}
+
+
 def test_a_watched_game_and_a_finished_one_come_back_from_the_data_folder(tmp_path: Path) -> None:
     """The watched game is resumed at start; the finished one is read again when asked for."""
     with TestClient(create_app(GameStore(data=DataFolder(tmp_path)))) as client:
         watched = new_game(client, players=3, seat=2, opponents=["random", "value"], autoplay="value", seed=4)
         for _ in range(5):
             watched.view = client.post(watched.path("/step"), headers=watched.headers).json()
+            settle(client, watched)
         finished = new_game(client, players=2, seat=0, opponents=["random"], seed=4)
         while not finished.view["finished"]:
             play(client, finished, first_legal(finished.view))
@@ -380,7 +419,10 @@ def test_a_watched_game_and_a_finished_one_come_back_from_the_data_folder(tmp_pa
     with TestClient(create_app(store)) as client:
         for game in (watched, finished):
             assert client.get(game.path(), headers=game.headers).json() == game.view
-        assert client.post(watched.path("/step"), headers=watched.headers).json()["moves"] > watched.view["moves"]
+        stepped = Seat(
+            watched.game_id, watched.headers, client.post(watched.path("/step"), headers=watched.headers).json()
+        )
+        assert settle(client, stepped).view["moves"] > watched.view["moves"]
         log = client.get(finished.path("/log"), headers=finished.headers).json()
         assert list(replay(log).state.vp) == finished.view["scores"]
 

@@ -104,7 +104,7 @@ def test_a_game_set_up_and_played_to_the_end_by_clicking(browser: Any, tmp_path:
             if clicks % 10 == 0:  # the seat's view names none of the cards hidden from it
                 shown = tab.evaluate(RENDERED_TEXT)
                 assert not {name for name in hidden_names(store, 1) if name in shown}, clicks
-            buttons = tab.locator("#actions button")
+            buttons = tab.locator("#actions button:not([disabled])")  # a bid you cannot pay is disabled
             before = move_count(tab)
             buttons.nth(rng.randrange(buttons.count())).click()
             tab.wait_for_function(
@@ -144,3 +144,67 @@ def test_a_watched_game_moves_by_itself_and_pauses(browser: Any) -> None:
         assert move_count(tab) == paused and tab.inner_text("#pause") == "Go on"
         tab.click("#pause")
         tab.wait_for_function("before => document.querySelector('#where strong').textContent !== before", arg=paused)
+
+
+PHONE = {"width": 390, "height": 844}
+
+
+def to_bidding(tab: Any) -> None:
+    """Click the first move until the page asks for a bid."""
+    while "Bid on" not in tab.inner_text("#question"):
+        before = move_count(tab)
+        tab.locator("#actions button:not([disabled])").first.click()
+        tab.wait_for_function("before => document.querySelector('#where strong').textContent !== before", arg=before)
+        tab.wait_for_selector("#actions button")
+
+
+@pytest.mark.parametrize("viewport", [LAPTOP, PHONE], ids=["laptop", "phone"])
+def test_the_bid_control_and_the_resume_link(browser: Any, viewport: dict[str, int]) -> None:
+    """Bids you cannot pay are disabled and marked, in a list that keeps the hand in view on a phone;
+    the question says what refusing to pay costs; the resume link goes on with the game in a fresh tab,
+    opened or pasted, and the token never travels in a query."""
+    store = GameStore()
+    with serving(store) as url:
+        context = browser.new_context(viewport=viewport)
+        tab = context.new_page()
+        requests: list[str] = []
+        tab.on("request", lambda request: requests.append(request.url))
+        tab.goto(url)
+        tab.select_option("#players", "2")
+        tab.fill("#opponent-inputs input", "random")
+        tab.fill("#seed", "3")
+        tab.click("#start")
+        tab.wait_for_selector("#game:not([hidden]) #actions button")
+        to_bidding(tab)
+        (live,) = store.games.values()
+        can_pay = int(tab.inner_text("#question").split("you can pay ")[1].split(".")[0])
+        assert "Refusing to pay costs a penalty" in tab.inner_text("#question")
+        options = tab.locator("#bid-amount option")
+        labels = options.all_inner_texts()
+        assert len(labels) > 12 and tab.locator("#actions button").count() == 2  # pass, and one bid button
+        for index, label in enumerate(labels):
+            amount = int(label.split()[1])
+            disabled = options.nth(index).is_disabled()
+            assert disabled == (amount > can_pay) == label.endswith("(you cannot pay)"), label
+        controls, seats = tab.locator("#actions").bounding_box(), tab.locator("#seats").bounding_box()
+        assert controls["height"] < 120 and seats["y"] - (controls["y"] + controls["height"]) < 400  # the hand is near
+
+        link = tab.get_attribute("#resume-link", "href")
+        assert link and f"#game={live.game_id}&token=" in link
+        moves = move_count(tab)
+        context.close()
+        assert not any("token" in request.split("#")[0] for request in requests), requests
+
+        for how in ("opened", "pasted"):
+            fresh = browser.new_context(viewport=viewport)
+            again = fresh.new_page()
+            if how == "opened":
+                again.goto(link)
+            else:
+                again.goto(url)
+                again.fill("#resume-input", link)
+                again.click("#resume-button")
+            again.wait_for_selector("#game:not([hidden]) #actions button")
+            assert move_count(again) == moves and again.get_attribute("#resume-link", "href") == link, how
+            fresh.close()
+    store.stop()
