@@ -118,9 +118,14 @@ class _Interrupts:
     def __init__(self) -> None:
         self.count = 0
         self.raising = False
+        #: Whether a Ctrl-C says what it does (the runner's process: the user's terminal).
+        self.announce = False
 
     def handle(self, signum: int, frame: object) -> None:
         self.count += 1
+        if self.announce and self.count <= len(_ANNOUNCEMENTS):
+            # os.write, not print: the handler may run while the program itself writes to stderr.
+            os.write(2, _ANNOUNCEMENTS[self.count - 1].encode())
         if self.raising:
             self.raising = False  # one KeyboardInterrupt, raised where it is caught
             raise KeyboardInterrupt
@@ -135,6 +140,12 @@ class _Interrupts:
             self.raising = False
 
 
+#: What the runner says at the first and the second Ctrl-C (a run that waits for its workers is
+#: not silent, and a caller can tell that its Ctrl-C was taken).
+_ANNOUNCEMENTS: Final = (
+    "\nCtrl-C: finishing the work in hand and saving it (Ctrl-C again stops waiting)\n",
+    "\nCtrl-C again: not waiting for the work in hand\n",
+)
 #: This process's Ctrl-C: a local worker's for its whole life, the runner's during a run.
 _interrupts = _Interrupts()
 
@@ -154,12 +165,14 @@ def _interrupts_deferred() -> Iterator[None]:
         yield
         return
     previous = {number: signal.signal(number, _interrupts.handle) for number in taken}
+    _interrupts.announce = True
     try:
         yield
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
         _interrupts.count = 0
+        _interrupts.announce = False
 
 
 # ----------------------------------------------------------------------------- in the worker

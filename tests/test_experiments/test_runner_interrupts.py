@@ -190,6 +190,19 @@ def _ended(process: subprocess.Popen[str]) -> tuple[int, str]:
     return process.returncode, output + error
 
 
+def _line_with(process: subprocess.Popen[str], text: str) -> str:
+    """The command's standard error up to the line holding ``text`` (read as it comes; a test
+    that waits in vain fails after :data:`PATIENCE` seconds instead of hanging)."""
+    assert process.stderr is not None
+    with ThreadPoolExecutor(max_workers=1) as reader:
+        lines: list[str] = []
+        while not lines or text not in lines[-1]:
+            line = reader.submit(process.stderr.readline).result(timeout=PATIENCE)
+            assert line, f"the command ended without saying {text!r}: {''.join(lines)}"
+            lines.append(line)
+    return "".join(lines)
+
+
 def _ctrl_c_to_the_command(run: Run) -> None:
     """Ctrl-C to the command while a worker is stalled on a game, then let it go: the command
     exits 0 (with the line that resumes) with every finished game saved (the stalled one included), and
@@ -234,13 +247,12 @@ def test_a_second_ctrl_c_stops_waiting_for_a_game_that_does_not_end(tmp_path: Pa
     process = run.start()
     run.stalled_worker(process)
     process.send_signal(signal.SIGINT)
-    time.sleep(0.5)
-    assert process.poll() is None  # waiting for the stalled game
-    deadline = time.monotonic() + PATIENCE
-    while process.poll() is None and time.monotonic() < deadline:  # again (two at once may arrive as one)
-        process.send_signal(signal.SIGINT)
-        time.sleep(0.2)
+    first = _line_with(process, "Ctrl-C: finishing the work in hand")  # taken: the command waits
+    assert process.poll() is None, "the first Ctrl-C waits for the stalled game"
+    process.send_signal(signal.SIGINT)  # once: the first was taken, so the two cannot merge
     code, error = _ended(process)
+    error = first + error
+    assert "Ctrl-C again: not waiting" in error, error
     assert code == 0 and "resume with: " in error and "Traceback" not in error, error
     assert run.stalled not in run.saved()
     run.resume_completes_it()
