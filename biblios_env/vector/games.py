@@ -25,10 +25,9 @@ that a batched policy reads at once; the loop over games runs in the compiled co
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -62,16 +61,19 @@ def deal_seed(seed: int, slot: int, index: int) -> int:
     return int.from_bytes(digest, "little") >> 1
 
 
-@dataclasses.dataclass
 class Batch:
     """The arrays of one step; row ``i`` belongs to game slot ``i``.
 
     :class:`VectorGame` allocates them once and overwrites them in place at every call, so keep
-    :meth:`copy` of a batch that must outlive the next step.
+    :meth:`copy` of a batch that must outlive the next step. ``observation`` is converted from the
+    games' integer counts when it is first read after a step (and only in the rows that changed):
+    a loop that reads only the masks or :meth:`VectorGame.observation_counts` never pays for the
+    float32 batch, four times the counts' size. Read it from the batch after every step rather
+    than keeping the array from an earlier one.
 
     Attributes:
         observation: ``(num_games, 1134)`` float32, the acting seat's observation.
-        action_mask: ``(num_games, 266)`` int8, the acting seat's legal actions.
+        action_mask: ``(num_games, 266)`` int8, the acting seat's legal actions (read-only).
         current_player: ``(num_games,)`` int64, the acting seat.
         terminated: ``(num_games,)`` bool, the game ended with this step (and a new one began).
         rewards: ``(num_games, num_players)`` float32, the finished game's rewards (the env's
@@ -82,19 +84,56 @@ class Batch:
         seeds: ``(num_games,)`` int64, the seed of each slot's current game.
     """
 
-    observation: np.ndarray
-    action_mask: np.ndarray
-    current_player: np.ndarray
-    terminated: np.ndarray
-    rewards: np.ndarray
-    final_vp: np.ndarray
-    winners: np.ndarray
-    game_length: np.ndarray
-    seeds: np.ndarray
+    #: The arrays, in the order the constructor takes them.
+    FIELDS: Final = (
+        "observation",
+        "action_mask",
+        "current_player",
+        "terminated",
+        "rewards",
+        "final_vp",
+        "winners",
+        "game_length",
+        "seeds",
+    )
+
+    def __init__(
+        self,
+        observation: np.ndarray,
+        action_mask: np.ndarray,
+        current_player: np.ndarray,
+        terminated: np.ndarray,
+        rewards: np.ndarray,
+        final_vp: np.ndarray,
+        winners: np.ndarray,
+        game_length: np.ndarray,
+        seeds: np.ndarray,
+    ) -> None:
+        self._observation = observation
+        self._convert: Callable[[], None] | None = None
+        self.action_mask = action_mask
+        self.current_player = current_player
+        self.terminated = terminated
+        self.rewards = rewards
+        self.final_vp = final_vp
+        self.winners = winners
+        self.game_length = game_length
+        self.seeds = seeds
+
+    @property
+    def observation(self) -> np.ndarray:
+        convert, self._convert = self._convert, None
+        if convert is not None:
+            convert()
+        return self._observation
+
+    def convert_on_read(self, convert: Callable[[], None]) -> None:
+        """Have ``convert`` bring ``observation`` up to date before it is next read."""
+        self._convert = convert
 
     def copy(self) -> Batch:
         """A snapshot: every array copied."""
-        return Batch(**{field.name: getattr(self, field.name).copy() for field in dataclasses.fields(self)})
+        return Batch(*(getattr(self, name).copy() for name in self.FIELDS))
 
 
 def _check_count(name: str, value: object) -> int:
@@ -138,15 +177,20 @@ class VectorGame:
         #: Every decision applied since construction, all slots together.
         self.decisions = 0
         self._all_slots = list(range(self.num_games))
+        self._slot_ids = np.arange(self.num_games)
         self._finished: list[Game | None] = [None] * self.num_games
         self._core = GameBatch([self._deal(slot) for slot in self._all_slots])
         self.games_dealt[:] = 0  # those games only fill the buffers: reset() deals game 0 again
+        # Views of the core's buffers: they follow every step without a copy.
         self._seats = np.frombuffer(self._core.seats, np.uint8)
-        self._counts = np.zeros((self.num_games, OBSERVATION_SIZE), np.uint8)
+        self._counts = _read_only(self._core.observations, np.uint8, OBSERVATION_SIZE)
+        self._observation = np.zeros((self.num_games, OBSERVATION_SIZE), np.float32)
+        #: The rows of the float32 observation behind the counts (converted when it is next read).
+        self._stale_rows = np.ones(self.num_games, bool)
         shape = (self.num_games, self.num_players)
         self.batch = Batch(
-            observation=np.zeros((self.num_games, OBSERVATION_SIZE), np.float32),
-            action_mask=np.zeros((self.num_games, NUM_ACTIONS), np.int8),
+            observation=self._observation,
+            action_mask=_read_only(self._core.masks, np.int8, NUM_ACTIONS),
             current_player=np.zeros(self.num_games, np.int64),
             terminated=np.zeros(self.num_games, bool),
             rewards=np.zeros(shape, np.float32),
@@ -178,7 +222,7 @@ class VectorGame:
         self._started = True
         self._clear_results()
         self.batch.seeds[:] = [game.seed for game in self._core.games]
-        self._refresh()
+        self._refresh(None)
         return self.batch
 
     # ----------------------------------------------------------------- stepping
@@ -194,14 +238,15 @@ class VectorGame:
         if not self._started:
             raise RuntimeError("call reset() before step()")
         chosen = self._checked_actions(actions)
-        stepped = self._all_slots if active is None else self._checked_active(active)
-        self._check_legal(chosen, stepped)
+        rows = None if active is None else self._checked_active(active)
+        self._check_legal(chosen, self._slot_ids if rows is None else rows)
+        stepped = self._all_slots if rows is None else rows.tolist()
         finished = self._core.step(chosen.tolist(), stepped)
         self.decisions += len(stepped)
         self._clear_results()
         for slot in finished:
             self._finish(slot)
-        self._refresh()
+        self._refresh(rows)
         return self.batch
 
     def _checked_actions(self, actions: Any) -> np.ndarray:
@@ -212,25 +257,26 @@ class VectorGame:
             raise ValueError(f"actions must be integer action ids, got dtype {chosen.dtype}")
         return chosen
 
-    def _checked_active(self, active: Any) -> list[int]:
+    def _checked_active(self, active: Any) -> np.ndarray:
+        """The slots ``active`` marks, ascending."""
         chosen = np.asarray(active)
         if chosen.shape != (self.num_games,) or chosen.dtype != bool:
             raise ValueError(
                 f"active must be a bool array of shape ({self.num_games},), got {chosen.dtype} {chosen.shape}"
             )
-        return np.flatnonzero(chosen).tolist()
+        return np.flatnonzero(chosen)
 
-    def _check_legal(self, actions: np.ndarray, stepped: list[int]) -> None:
+    def _check_legal(self, actions: np.ndarray, stepped: np.ndarray) -> None:
         """Raise for the first stepped game whose action is out of range or illegal."""
         picked = actions[stepped]
         out_of_range = (picked < 0) | (picked >= NUM_ACTIONS)
         if out_of_range.any():
-            slot = stepped[int(np.argmax(out_of_range))]
+            slot = int(stepped[int(np.argmax(out_of_range))])
             raise ValueError(f"game {slot}: action {actions[slot]} is not an action id in 0..{NUM_ACTIONS - 1}")
         mask = self.batch.action_mask
         illegal = mask[stepped, picked] == 0
         if illegal.any():
-            slot = stepped[int(np.argmax(illegal))]
+            slot = int(stepped[int(np.argmax(illegal))])
             action = int(actions[slot])
             legal = ", ".join(f"{a} {describe(a)}" for a in np.flatnonzero(mask[slot]).tolist())
             raise IllegalActionError(
@@ -262,17 +308,32 @@ class VectorGame:
             batch.winners[:] = False
             batch.game_length[:] = 0
 
-    def _refresh(self) -> None:
-        """The arrays that are not views of the core's buffers, from them."""
-        batch = self.batch
-        self._counts = _counts_to_observations(self._core.joined_observations(), batch.observation)
-        np.copyto(batch.action_mask, np.frombuffer(self._core.joined_masks(), np.int8).reshape(batch.action_mask.shape))
-        np.copyto(batch.current_player, self._seats)
+    def _refresh(self, rows: np.ndarray | None) -> None:
+        """After a change of the games in ``rows`` (every slot when ``None``): the arrays that are not
+        views of the core's buffers. The float32 observation waits until it is read."""
+        if rows is None:
+            self._stale_rows[:] = True
+        else:
+            self._stale_rows[rows] = True
+        np.copyto(self.batch.current_player, self._seats)
+        self.batch.convert_on_read(self._convert_observations)
+
+    def _convert_observations(self) -> None:
+        """The float32 observation of the rows that changed since it was last read: the whole batch
+        at once after a full step, only the stepped rows after a step of a few games."""
+        stale = self._stale_rows
+        if stale.all():
+            _counts_to_observations(self._core.observations, self._observation)
+        else:
+            rows = np.flatnonzero(stale)
+            self._observation[rows] = self._counts[rows] * OBSERVATION_SCALE
+        stale[:] = False
 
     def observation_counts(self) -> np.ndarray:
         """The batch's observations as their integer counts (``(num_games, 1134)`` uint8, read-only;
-        ``observation == counts * OBSERVATION_SCALE``), valid until the next step: 4x smaller to
-        store, and their non-zero entries are the sparse form of the observations."""
+        ``observation == counts * OBSERVATION_SCALE``), a view that the next step rewrites: 4x smaller
+        than the float32 observation (never converted if only this is read), and their non-zero
+        entries are the sparse form of the observations."""
         return self._counts
 
     # ----------------------------------------------------------------- other views
@@ -340,14 +401,21 @@ class VectorGame:
         self._started = True
         self._clear_results()
         self.batch.seeds[:] = [game.seed for game in games]
-        self._refresh()
+        self._refresh(None)
         return self.batch
 
 
-def _counts_to_observations(joined: bytes, out: np.ndarray) -> np.ndarray:
+def _read_only(buffer: bytearray, dtype: type, row_size: int) -> np.ndarray:
+    """A read-only ``(rows, row_size)`` view of one of the core's buffers: the core alone writes them."""
+    view: np.ndarray = np.frombuffer(buffer, dtype).reshape(-1, row_size)
+    view.flags.writeable = False
+    return view
+
+
+def _counts_to_observations(joined: bytes | bytearray, out: np.ndarray) -> np.ndarray:
     """Rows of observation counts to float32 observations: a plain cast where every entry is 0 or
-    1, a multiplication by the scale only over the few scalar entries at the end. Returns the
-    counts (a read-only view of ``joined``)."""
+    1, a multiplication by the scale only over the few scalar entries at the end (the same values
+    as ``counts * OBSERVATION_SCALE``). Returns the counts (a view of ``joined``)."""
     counts = np.frombuffer(joined, np.uint8).reshape(out.shape)
     np.copyto(out[:, :SCALED_FROM], counts[:, :SCALED_FROM], casting="unsafe")
     np.multiply(counts[:, SCALED_FROM:], OBSERVATION_SCALE[SCALED_FROM:], out=out[:, SCALED_FROM:])

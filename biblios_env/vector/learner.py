@@ -19,7 +19,7 @@ agent batches it across games). ``agents.opponent_pool`` builds such a pool from
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -32,6 +32,9 @@ from biblios_env.vector.games import VectorGame
 
 #: Per game: the agents of the other seats, left of the learner first.
 OpponentSource = Callable[[int, np.random.Generator], Sequence[Agent | BatchAgent]]
+#: The agent code of a seat played by a per-game agent (a batch agent's code is its ``id``, the
+#: learner's seat 0): the codes let a round group the games to step by agent in numpy.
+PER_GAME_AGENT = -1
 
 
 def _name(agent: object) -> str:
@@ -80,6 +83,9 @@ class LearnerGames:
         self.learner_seat = np.zeros(self.num_games, np.int64)
         #: Per slot, the agent of each seat (``None`` at the learner's).
         self.seat_agents: list[list[Agent | BatchAgent | None]] = [[None] * self.num_players] * self.num_games
+        #: Per slot and seat, the code of its agent (:data:`PER_GAME_AGENT`); ``seat_agents`` keeps
+        #: every coded batch agent alive, so no two of them share an ``id``.
+        self.agent_codes = np.zeros((self.num_games, self.num_players), np.int64)
         #: Per slot, the names of the current game's opponents, left of the learner first.
         self.opponent_names: list[list[str]] = [[] for _ in range(self.num_games)]
         self.rewards = np.zeros(self.num_games, np.float32)
@@ -138,13 +144,18 @@ class LearnerGames:
         if len(opponents) != n - 1:
             raise ValueError(f"the opponent source returned {len(opponents)} agents for {n} players")
         agents: list[Agent | BatchAgent | None] = [None] * n
+        codes = [0] * n
         for offset, agent in enumerate(opponents):
             other = (seat + 1 + offset) % n
             agents[other] = agent
-            if not isinstance(agent, BatchAgent):
+            if isinstance(agent, BatchAgent):
+                codes[other] = id(agent)
+            else:
+                codes[other] = PER_GAME_AGENT
                 agent.start_game(other, n, seed=int(self.rng.integers(2**63)))
         self.learner_seat[slot] = seat
         self.seat_agents[slot] = agents
+        self.agent_codes[slot] = codes
         self.opponent_names[slot] = [_name(agent) for agent in opponents]
 
     def _record_finished(self) -> None:
@@ -164,30 +175,49 @@ class LearnerGames:
             self._seat_players(slot)
 
     def _play_opponents(self) -> None:
-        """Step the games where an opponent is to act until the learner is to act in every game."""
+        """Step the games where an opponent is to act until the learner is to act in every game.
+
+        Each round steps only the games waiting for an opponent (the others, and their rows of
+        the batch, are left as they are), the agents grouped by code: one ``act_batch`` call per
+        batch agent and round, one ``act`` per game for the others. A game that ends is dealt anew
+        with new seats, and played on in the next round."""
         batch = self.games.batch
+        actions = np.zeros(self.num_games, np.int64)
         while True:
             waiting = batch.current_player != self.learner_seat
-            if not waiting.any():
+            rows = waiting.nonzero()[0]
+            if len(rows) == 0:
                 return
-            actions = np.zeros(self.num_games, np.int64)
-            groups: dict[int, tuple[BatchAgent, list[int]]] = {}
-            for slot in np.flatnonzero(waiting).tolist():
-                agent = self.seat_agents[slot][int(batch.current_player[slot])]
-                if isinstance(agent, BatchAgent):
-                    groups.setdefault(id(agent), (agent, []))[1].append(slot)
-                else:
-                    actions[slot] = self._single_action(slot, agent)
-            for agent, slots in groups.values():
-                try:
-                    actions[slots] = agent.act_batch(batch.observation[slots], batch.action_mask[slots])
-                except Exception as error:
-                    raise OpponentError(f"batch opponent {_name(agent)!r} raised in act_batch(): {error!r}") from error
+            self._choose_actions(rows, actions)
             try:
-                self.games.step(actions, active=waiting)
+                self.games.step(actions, active=None if len(rows) == self.num_games else waiting)
             except ValueError as error:  # an opponent's illegal action (IllegalActionError is one)
                 raise OpponentError(f"an opponent chose an illegal action: {error}") from error
             self._record_finished()
+
+    def _choose_actions(self, rows: np.ndarray, actions: np.ndarray) -> None:
+        """The opponents' moves in the games ``rows`` (ascending), into ``actions``."""
+        batch = self.games.batch
+        codes = self.agent_codes[rows, batch.current_player[rows]]
+        distinct = [int(codes[0])] if codes.min() == codes.max() else np.unique(codes).tolist()
+        for code in distinct:
+            chosen = rows if len(distinct) == 1 else rows[codes == code]
+            if code == PER_GAME_AGENT:
+                for slot in chosen.tolist():
+                    seat = int(batch.current_player[slot])
+                    actions[slot] = self._single_action(slot, cast(Agent, self.seat_agents[slot][seat]))
+            else:
+                self._batch_actions(chosen, actions)
+
+    def _batch_actions(self, slots: np.ndarray, actions: np.ndarray) -> None:
+        """The moves of one batch agent in the games ``slots`` (ascending), into ``actions``."""
+        batch = self.games.batch
+        first = int(slots[0])
+        agent = cast(BatchAgent, self.seat_agents[first][int(batch.current_player[first])])
+        try:
+            actions[slots] = agent.act_batch(batch.observation[slots], batch.action_mask[slots])
+        except Exception as error:
+            raise OpponentError(f"batch opponent {_name(agent)!r} raised in act_batch(): {error!r}") from error
 
     def _single_action(self, slot: int, agent: Agent | None) -> int:
         """A per-game opponent's move in ``slot``, from its seat's view."""

@@ -1,12 +1,13 @@
 """The inner loop of the batched games, compiled with the engine: step many games, write their rows.
 
-:class:`GameBatch` keeps one engine :class:`~biblios_env.engine.game.Game` per slot and, per
-slot, the rows of its current decision as ``bytes``: the acting seat's observation counts (one
-byte per entry, :func:`encode_state_counts`) and its action mask. A step applies one action per
-slot and rewrites the stepped slots' rows; the rows of the whole batch are then joined into one
-buffer each, so a batch crosses into numpy once per step instead of once per game. Validation,
-seeds, rewards and the numpy arrays live in the interpreted :mod:`biblios_env.vector.games`; this
-module trusts its caller.
+:class:`GameBatch` keeps one engine :class:`~biblios_env.engine.game.Game` per slot and writes the
+rows of each slot's current decision straight into two flat buffers that numpy reads without a
+copy: the acting seat's observation counts (one byte per entry, :func:`encode_state_counts`) and
+its action mask. A step applies one action per stepped slot and rewrites only those slots' rows,
+so a batch where a few games moved costs a few rows, and no per-step buffer is built or joined:
+the working set of a large batch stays one byte per observation entry. Validation, seeds,
+rewards and the numpy arrays live in the interpreted :mod:`biblios_env.vector.games`; this module
+trusts its caller.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from librt.strings import BytesWriter
 
 from biblios_env.actions import NUM_ACTIONS
 from biblios_env.engine.game import Game
-from biblios_env.observations import encode_state_counts
+from biblios_env.observations import OBSERVATION_SIZE, encode_state_counts
 
 #: ``_ZEROS[k]`` and ``_ONES[k]``: ``k`` bytes of 0 or of 1, the pieces of a mask row.
 _ZEROS: Final = tuple(bytes(length) for length in range(NUM_ACTIONS + 1))
@@ -48,25 +49,28 @@ def mask_row(legal: list[int]) -> bytes:
 class GameBatch:
     """Slots of games stepped together; the rows of slot ``i`` describe its game's current decision.
 
+    The buffers are allocated once and rewritten in place, never resized (numpy holds views of them).
+
     Attributes:
         games: the game of each slot (a finished one until :meth:`restart` replaces it).
-        observations: per slot, the acting seat's observation counts (``OBSERVATION_SIZE`` bytes).
-        masks: per slot, the acting seat's legal actions (``NUM_ACTIONS`` bytes of 0 or 1).
+        observations: row ``i`` (``OBSERVATION_SIZE`` bytes from ``i * OBSERVATION_SIZE``) is slot
+            ``i``'s acting seat's observation counts.
+        masks: row ``i`` (``NUM_ACTIONS`` bytes of 0 or 1) is slot ``i``'s acting seat's legal actions.
         seats: per slot, the acting seat (one byte).
         decisions: the decisions taken so far in each slot's game (forced ones not counted).
     """
 
     games: list[Game]
-    observations: list[bytes]
-    masks: list[bytes]
+    observations: bytearray
+    masks: bytearray
     seats: bytearray
     decisions: list[int]
 
     def __init__(self, games: list[Game]) -> None:
         size = len(games)
         self.games = games
-        self.observations = [b""] * size
-        self.masks = [b""] * size
+        self.observations = bytearray(size * OBSERVATION_SIZE)
+        self.masks = bytearray(size * NUM_ACTIONS)
         self.seats = bytearray(size)
         self.decisions = [0] * size
         for slot in range(size):
@@ -77,8 +81,10 @@ class GameBatch:
         game = self.games[slot]
         state = game.state
         seat = state.current_player
-        self.observations[slot] = encode_state_counts(state, seat)
-        self.masks[slot] = mask_row(game.legal_actions())
+        start = slot * OBSERVATION_SIZE
+        self.observations[start : start + OBSERVATION_SIZE] = encode_state_counts(state, seat)
+        start = slot * NUM_ACTIONS
+        self.masks[start : start + NUM_ACTIONS] = mask_row(game.legal_actions())
         self.seats[slot] = seat
 
     def restart(self, slot: int, game: Game) -> None:
@@ -102,14 +108,6 @@ class GameBatch:
             else:
                 self.write(slot)
         return finished
-
-    def joined_observations(self) -> bytes:
-        """Every slot's observation row, in slot order, as one buffer (one numpy conversion)."""
-        return b"".join(self.observations)
-
-    def joined_masks(self) -> bytes:
-        """Every slot's mask row, in slot order, as one buffer."""
-        return b"".join(self.masks)
 
     def observe(self, seat: int) -> bytes:
         """Every slot's observation counts for ``seat``, in slot order, as one buffer."""

@@ -10,16 +10,12 @@ Four workloads, each at 2, 3 and 4 players, measured in this one process and alt
 - ``naive_mlp``: the first batch anyone writes: a Python list of engine games, ``encode_state``
   into one preallocated array, the mask filled by numpy indexing, one loop, and a 2x128 MLP
   policy forward over the batch (torch, one thread) choosing every action (its most likely legal one);
-- ``vector_mlp``: the same MLP forward over :class:`VectorGame`'s batch;
-- ``sb3_dummy`` and ``sb3_vector`` (2 players only, the ``rl`` extra): sb3-contrib's MaskablePPO,
-  ``experiments.train_ppo``'s hyperparameters (a 2x128 ``MlpPolicy``, 512 steps of 8 environments
-  per update, minibatches of 256, 4 epochs, the ``vp`` reward), one torch thread, uniformly random
-  opponents, in learner steps per second: through ``DummyVecEnv`` of 8 Gymnasium wrappers (the
-  path of ``train_ppo``) and through the SB3 adapter of the batched games (256 games, 16 steps each
-  per update: the same 4,096 samples per update).
+- ``vector_mlp``: the same MLP forward over :class:`VectorGame`'s batch.
 
-``python -m experiments.benchmarks.vector`` (about 15 minutes) prints best and median per workload
-and the ratios the docs quote, and saves JSON (docs/performance.md holds the figures).
+``python -m experiments.benchmarks.vector`` (a few minutes) prints best and median per workload
+and the ratios the docs quote, each ratio's median and range over the rounds, and saves JSON
+(docs/performance.md holds the figures). The SB3 adapter has its own benchmark,
+``experiments.benchmarks.adapters``.
 """
 
 from __future__ import annotations
@@ -43,22 +39,11 @@ from experiments.benchmarks import save_results
 from experiments.benchmarks.engine import env_playouts
 from experiments.common.cli import HelpFormatter, at_least, invocation_note, program_name
 
-WORKLOADS = ("raw_env", "vector", "naive_mlp", "vector_mlp", "sb3_dummy", "sb3_vector")
+WORKLOADS = ("raw_env", "vector", "naive_mlp", "vector_mlp")
 #: The ratios reported, each workload over its baseline.
 RATIOS = {
     "vector / raw_env": ("vector", "raw_env"),
     "vector_mlp / naive_mlp": ("vector_mlp", "naive_mlp"),
-    "sb3_vector / sb3_dummy": ("sb3_vector", "sb3_dummy"),
-}
-#: ``experiments.train_ppo``'s PPO settings (its defaults), for the SB3 workloads.
-SB3_SETTINGS: dict[str, Any] = {
-    "batch_size": 256,
-    "n_epochs": 4,
-    "learning_rate": 5e-5,
-    "gamma": 1.0,
-    "gae_lambda": 0.95,
-    "device": "cpu",
-    "policy_kwargs": {"net_arch": [128, 128]},
 }
 
 
@@ -157,43 +142,18 @@ def time_naive(num_players: int, args: argparse.Namespace, policy: Callable[...,
     return decisions / (time.perf_counter() - start)
 
 
-def time_sb3(vectorized: bool, args: argparse.Namespace) -> float:
-    """MaskablePPO learner steps per second (module docstring), 2 players."""
-    import torch
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.vec_env import DummyVecEnv
-
-    from biblios_env.gym_env import BibliosGymEnv
-    from biblios_env.vector.sb3 import BibliosVecEnv
-
-    torch.set_num_threads(1)
-    if vectorized:
-        env: Any = BibliosVecEnv(256, 2, seed=args.seed, dict_observation=False, reward="vp")
-        n_steps = 16
-    else:
-        env = DummyVecEnv([lambda: BibliosGymEnv(2, reward="vp") for _ in range(8)])
-        n_steps = 512
-    model = MaskablePPO("MlpPolicy", env, n_steps=n_steps, seed=args.seed, **SB3_SETTINGS)
-    start = time.perf_counter()
-    model.learn(args.sb3_steps)
-    return model.num_timesteps / (time.perf_counter() - start)
-
-
 def measure(num_players: int, args: argparse.Namespace, policy: MaskedMLP | None) -> dict[str, list[float]]:
     """``args.repeats`` alternated rounds of the chosen workloads."""
     timers: dict[str, Callable[[], float]] = {
         "raw_env": lambda: time_raw_env(num_players, args),
         "vector": lambda: time_vector(num_players, args),
-        "sb3_dummy": lambda: time_sb3(False, args),
-        "sb3_vector": lambda: time_sb3(True, args),
     }
     if policy is not None:
         timers["naive_mlp"] = lambda: time_naive(num_players, args, policy)
         timers["vector_mlp"] = lambda: time_vector(num_players, args, policy)
-    workloads = [name for name in args.workloads if num_players == 2 or not name.startswith("sb3")]
-    runs: dict[str, list[float]] = {name: [] for name in workloads}
+    runs: dict[str, list[float]] = {name: [] for name in args.workloads}
     for _ in range(args.repeats):
-        for name in workloads:
+        for name in args.workloads:
             runs[name].append(timers[name]())
     return runs
 
@@ -210,7 +170,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--games", type=at_least(1), default=256, help="games per batch")
     parser.add_argument("--steps", type=at_least(1), default=200, help="batched steps per measurement")
     parser.add_argument("--env-games", type=at_least(1), default=40, help="raw_env games per measurement")
-    parser.add_argument("--sb3-steps", type=at_least(1), default=16_384, help="learner steps per SB3 measurement")
     parser.add_argument("--repeats", type=at_least(1), default=5, help="alternated rounds (best and median reported)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the games and the policy")
     parser.add_argument("--out", type=Path, default=Path("results/vector_benchmark.json"), help="where to save JSON")
@@ -230,7 +189,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         for label, (numerator, denominator) in RATIOS.items():
             if numerator in runs and denominator in runs:
                 pairs = [a / b for a, b in zip(runs[numerator], runs[denominator])]
-                row[label] = {"median": round(statistics.median(pairs), 2), "min": round(min(pairs), 2)}
+                row[label] = {
+                    "median": round(statistics.median(pairs), 2),
+                    "min": round(min(pairs), 2),
+                    "max": round(max(pairs), 2),
+                }
         rows.append(row)
         print(json.dumps(row), flush=True)
     return save_results(

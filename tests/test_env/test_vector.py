@@ -19,7 +19,7 @@ import pytest
 
 from biblios_env import raw_env
 from biblios_env.engine.game import IllegalActionError
-from biblios_env.observations import OBSERVATION_SIZE, STATE_SIZE
+from biblios_env.observations import OBSERVATION_SCALE, OBSERVATION_SIZE, STATE_SIZE
 from biblios_env.vector import VectorGame, deal_seed
 
 
@@ -166,6 +166,36 @@ def test_the_batch_is_overwritten_in_place_and_copy_keeps_a_snapshot() -> None:
     after = games.step(random_actions(batch.action_mask, np.random.default_rng(0)))
     assert after is batch
     assert not np.array_equal(snapshot.observation, after.observation)
+
+
+def test_observations_not_read_for_several_partial_steps_catch_up_when_read() -> None:
+    """The float32 observation is converted on read, only in the rows that changed: steps of a
+    few games each, with only the masks read in between, must leave it equal to the observation
+    of a twin batch read after every step, and to the counts times the scale."""
+    lazy, eager = VectorGame(6, 3, seed=8), VectorGame(6, 3, seed=8)
+    batch, _ = lazy.reset(), eager.reset()
+    rng = np.random.default_rng(4)
+    for round_number in range(30):
+        actions = random_actions(batch.action_mask, rng)
+        active = np.zeros(6, bool)
+        active[rng.choice(6, size=2, replace=False)] = True  # two games a step, different ones
+        batch = lazy.step(actions, active=active)
+        eager.step(actions, active=active).observation.sum()  # read at every step
+        if round_number % 5 == 4:
+            assert batch.observation.tobytes() == eager.batch.observation.tobytes()
+            assert np.array_equal(batch.observation, lazy.observation_counts() * OBSERVATION_SCALE)
+
+
+def test_the_views_of_the_games_buffers_are_read_only() -> None:
+    """The masks and counts are views of the buffers the steps write: writing them would let a
+    caller change what the legality check reads, so numpy refuses."""
+    games = VectorGame(2, 2, seed=0)
+    batch = games.reset()
+    with pytest.raises(ValueError, match="read-only"):
+        batch.action_mask[0, 0] = 1
+    with pytest.raises(ValueError, match="read-only"):
+        games.observation_counts()[0, 0] = 1
+    assert batch.copy().action_mask.flags.writeable
 
 
 # ----------------------------------------------------------------------------- bad input

@@ -18,6 +18,7 @@ from agents import make_agent
 from biblios_env.agent_interface import UniformBatchAgent
 from biblios_env.engine.game import IllegalActionError
 from biblios_env.gym_env import OpponentError, OpponentPool
+from biblios_env.observations import OBSERVATION_SCALE
 from biblios_env.vector.gymnasium_env import BibliosVectorEnv
 
 
@@ -170,3 +171,49 @@ def test_a_network_opponent_acts_for_all_its_games_in_one_call() -> None:
         env.step(legal_actions(env.action_masks(), rng))
     assert max(calls) > 1  # several games in one forward
     assert sum(calls) >= 20
+
+
+@pytest.mark.parametrize("opponent", [None, UniformBatchAgent()], ids=["default", "batch_agent"])
+def test_a_game_with_no_opponent_to_move_is_untouched_by_the_opponents_stepping(
+    monkeypatch: pytest.MonkeyPatch, opponent: UniformBatchAgent | None
+) -> None:
+    """After the learner's move, the SB3 adapter steps only the games where an opponent is to act:
+    a game where the learner is to act again keeps the history, rows and observation its move left
+    (the default opponent's compiled loop and a batch agent's rounds alike). Over a few steps both
+    kinds of game occur, so the check is never vacuous."""
+    from biblios_env.vector.sb3 import BibliosVecEnv
+
+    vec_env = BibliosVecEnv(8, 2, opponent, learner_seat=0, seed=3, dict_observation=False)
+    vec_env.reset()
+    games = vec_env.learner.games
+    learner_step = games.step
+    after_learner: dict[int, tuple[list[int], np.ndarray, np.ndarray]] = {}
+
+    def recording(actions: np.ndarray, active: np.ndarray | None = None) -> object:
+        batch = learner_step(actions, active)
+        if not after_learner and active is None:  # the learner's move (opponents' rounds come after)
+            for slot in np.flatnonzero((batch.current_player == 0) & ~batch.terminated).tolist():
+                rows = (games.observation_counts()[slot].copy(), batch.action_mask[slot].copy())
+                after_learner[slot] = (list(games.game(slot).history), *rows)
+        return batch
+
+    monkeypatch.setattr(games, "step", recording)
+    rng = np.random.default_rng(0)
+    untouched = moved = 0
+    for _ in range(12):
+        after_learner.clear()
+        before = [len(games.game(slot).history) for slot in range(8)]
+        observations, _, dones, _ = vec_env.step(legal_actions(vec_env.action_masks(), rng))
+        observation = np.asarray(observations)  # dict_observation=False: the plain array
+        for slot, (history, counts, mask) in after_learner.items():
+            assert games.game(slot).history == history
+            assert np.array_equal(games.observation_counts()[slot], counts)
+            assert np.array_equal(games.batch.action_mask[slot], mask)
+            assert np.array_equal(observation[slot], counts * OBSERVATION_SCALE)
+        untouched += len(after_learner)
+        moved += sum(
+            len(games.game(slot).history) > before[slot] + 1
+            for slot in range(8)
+            if slot not in after_learner and not dones[slot]
+        )
+    assert untouched > 0 and moved > 0
