@@ -139,7 +139,7 @@ def compile_core() -> None:
     if core_is_current():
         say("compiled core: up to date")
         return
-    say("compiling the core with mypyc (about 90 s on 2 cores; type-checking first, then one C file per module)")
+    say("compiling the core with mypyc (a few minutes on 2 cores; type-checking first, then one C file per module)")
     started = time.monotonic()
     process = subprocess.Popen(
         [str(venv_bin("python")), "setup.py", "build_ext", "--inplace"],
