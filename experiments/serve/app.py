@@ -91,6 +91,8 @@ class Api:
         if live is None:
             raise self.store.missing(game_id)
         self.store.check_token(live, request.headers.get("authorization"))
+        if not live.answered:  # its token came back: the answer that made it arrived (its log may start)
+            await run_in_threadpool(self.store.confirm, live)
         return live
 
     def _view(self, live: LiveGame) -> dict[str, Any]:

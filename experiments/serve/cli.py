@@ -16,6 +16,7 @@ are not waited for. It prints "Server stopped." and exits 0.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import ipaddress
 import signal
 import socket
@@ -171,6 +172,22 @@ def _stop(signum: int, frame: FrameType | None) -> None:
     raise _StopSignalError
 
 
+class _StopQuietly:
+    """The app, but a request that uvicorn cancels as the server stops (past the
+    :data:`GRACEFUL_SECONDS` it gives the requests under way; on a loaded machine a request can wait
+    that long for its turn) ends without a traceback: nobody waits for its answer any more, and a
+    log is replaced whole, so none is left half written."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await self.app(scope, receive, send)
+        except asyncio.CancelledError:
+            return
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve until Ctrl-C or SIGTERM; returns 0 then, 1 when the extra is missing or the address
     cannot be used, 2 for bad arguments."""
@@ -228,6 +245,7 @@ def _serve(args: argparse.Namespace, store: GameStore, uvicorn: Any, create_app:
     print(f"Games: {where}; {len(store.games)} resumed.", flush=True)
     app = create_app(store, allowed_hosts=(*LOOPBACK_NAMES, shown_host) if loopback else None)
     config = uvicorn.Config(
-        app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=GRACEFUL_SECONDS
-    )
+        _StopQuietly(app), log_level="warning", access_log=False, lifespan="off",
+        timeout_graceful_shutdown=GRACEFUL_SECONDS,
+    )  # fmt: skip
     uvicorn.Server(config).run(sockets=[sock])

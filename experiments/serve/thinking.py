@@ -113,6 +113,15 @@ class Thinker:
 
     # ------------------------------------------------------------------ the bot thread
     def _run(self, live: LiveGame) -> None:
+        """:meth:`_play`; once the server stops, whatever a bot thread meets on its way out (an event
+        loop already closed, say) is nothing to report: the logs were settled by :meth:`stop`."""
+        try:
+            self._play(live)
+        except Exception:
+            if not self.stopping.is_set():
+                raise
+
+    def _play(self, live: LiveGame) -> None:
         """The forced moves and the bots' decisions up to the player's (or the end); a fault ends the game."""
         try:
             while True:
@@ -171,7 +180,8 @@ class Thinker:
             self._thinking.discard(live.game_id)
             waiters = self._waiters.pop(live.game_id, [])
         for loop, done in waiters:
-            loop.call_soon_threadsafe(_resolve, done)
+            with contextlib.suppress(RuntimeError):  # its loop closed: the server has stopped
+                loop.call_soon_threadsafe(_resolve, done)
 
 
 def _think(bot: Agent, observation: AgentObservation, choice: Future[object]) -> None:
