@@ -107,6 +107,12 @@ class NetworkAgent:
         if players is not None and num_players not in players:
             raise ValueError(f"network {self.path} was trained for {players} players, not {num_players}")
 
+    def can_act_batch(self, num_players: int) -> bool:
+        """Whether :meth:`act_batch` serves ``num_players``-player games: its network reads the
+        observation alone (one that reads the value heuristic's proposal needs each game's view)."""
+        network = shipped_network(num_players) if self.shipped else self.network
+        return network is not None and network.inputs == "observation"
+
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """Many decisions at once, one forward (a :class:`~biblios_env.agent_interface.BatchAgent`,
         which the batched games call for every game where this agent is to act). Playing the

@@ -7,6 +7,10 @@ slows down slows them all. A rate is a run's decisions over its wall time after 
 ``--warmup`` updates (start-up, first rollout). Also prints where the time of one update goes
 (collecting the rollout, preparing it, the gradient steps), measured without the pipeline.
 
+``--mixtures`` times other opponent mixtures the same way: the best-response runs of
+``experiments.exploit``, whose mixture is the target alone (``network``: one batched forward for
+its seats; ``value``: the heuristic game by game), against the default self-play mixture.
+
 ``python -m experiments.benchmarks.selfplay`` (about 10 minutes); the figures are in
 docs/performance.md.
 """
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import statistics
 import tempfile
@@ -30,6 +35,12 @@ from experiments.training.stopping import StopRequest
 
 #: The configurations: (pipeline, torch threads per side).
 CONFIGURATIONS = {"pipeline-1": (True, 1), "pipeline-2": (True, 2), "serial-1": (False, 1), "serial-2": (False, 2)}
+#: The opponent mixtures (``--opponents``; ``None``: the trainer's default).
+MIXTURES: dict[str, tuple[str, ...] | None] = {
+    "default": None,
+    "best-response-network": ("network@1",),
+    "best-response-value": ("value@1",),
+}
 
 
 class Updates(StopRequest):
@@ -44,14 +55,17 @@ class Updates(StopRequest):
             self.requested = True
 
 
-def rate(name: str, args: argparse.Namespace) -> float:
-    """Network decisions per second of one run of configuration ``name``."""
+def rate(name: str, mixture: str, args: argparse.Namespace) -> float:
+    """Network decisions per second of one run of configuration ``name`` with the opponents ``mixture``."""
     pipeline, threads = CONFIGURATIONS[name]
+    opponents = MIXTURES[mixture]
     with tempfile.TemporaryDirectory() as folder:
         settings = Args(
             out=Path(folder) / "run", players=args.players, decisions=10**12, seed=args.seed, pipeline=pipeline,
             torch_threads=threads, eval_every=0, tensorboard=False, log_seconds=1e9,
         )  # fmt: skip
+        if opponents is not None:
+            settings = dataclasses.replace(settings, opponents=opponents)
         selfplay.train(settings, stop=Updates(args.updates))
         with (settings.out / "progress.csv").open(newline="") as handle:
             rows = list(csv.DictReader(handle))
@@ -95,6 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--configurations", nargs="+", choices=list(CONFIGURATIONS), default=list(CONFIGURATIONS), help="what to time"
     )
+    parser.add_argument(
+        "--mixtures", nargs="+", choices=list(MIXTURES), default=["default"], help="opponent mixtures to time"
+    )
     parser.add_argument("--players", type=int, choices=(2, 3, 4), default=2, help="players per game")
     parser.add_argument("--updates", type=at_least(2), default=12, help="updates per run")
     parser.add_argument("--warmup", type=at_least(1), default=2, help="first updates not counted")
@@ -109,11 +126,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
     if args.warmup >= args.updates:
         parser.error(f"--warmup ({args.warmup}) must be below --updates ({args.updates})")
-    runs: dict[str, list[float]] = {name: [] for name in args.configurations}
+    timed = [(name, mixture) for name in args.configurations for mixture in args.mixtures]
+    runs: dict[str, list[float]] = {_label(name, mixture): [] for name, mixture in timed}
     for _ in range(args.repeats):
-        for name in args.configurations:
-            runs[name].append(rate(name, args))
-            print(f"{name}: {runs[name][-1]:,.0f} decisions/s", flush=True)
+        for name, mixture in timed:
+            label = _label(name, mixture)
+            runs[label].append(rate(name, mixture, args))
+            print(f"{label}: {runs[label][-1]:,.0f} decisions/s", flush=True)
     decisions_per_s = {name: {"best": round(max(v)), "median": round(statistics.median(v))} for name, v in runs.items()}
     result = save_results(
         args.out,
@@ -125,6 +144,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     print(json.dumps({key: result[key] for key in ("decisions_per_s", "microseconds_per_decision")}, indent=2))
     return result
+
+
+def _label(name: str, mixture: str) -> str:
+    """A timed run's name: the configuration, and the mixture unless it is the default."""
+    return name if mixture == "default" else f"{name} {mixture}"
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from biblios_env.engine.config import PENALTIES, GameConfig, check_seed
+from biblios_env.engine.flow import PRESETS
 from experiments.common.parallel import BACKENDS, LOCAL
 
 #: The console scripts of ``pyproject.toml`` ([project.scripts]), by the module whose ``main`` they run.
@@ -151,9 +152,9 @@ def seed_value(text: str) -> int:
 
 
 def add_game_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """``--penalty`` and ``--strict-bids``: the game options a command line sets, with their choices
-    and defaults from :class:`~biblios_env.engine.config.GameConfig` (the player count and first
-    player are each command's own business)."""
+    """``--penalty``, ``--strict-bids`` and ``--preset``: the game options a command line sets, with
+    their choices and defaults from :class:`~biblios_env.engine.config.GameConfig` (the player count
+    and first player are each command's own business)."""
     defaults = GameConfig()
     parser.add_argument(
         "--penalty",
@@ -163,6 +164,12 @@ def add_game_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup
     )
     parser.add_argument(
         "--strict-bids", action="store_true", help="only allow bids the bidder can pay (default: any bid)"
+    )
+    parser.add_argument(
+        "--preset",
+        choices=PRESETS,
+        default=defaults.preset,
+        help=f"the cards dealt: the rules' game or a reduced one for exact solvers (default {defaults.preset})",
     )
 
 

@@ -153,7 +153,9 @@ def main(
     players = _player_count(parser, args)
     seed = args.seed if args.seed is not None else secrets.randbits(32)
     seating = _seat_opponents(parser, args, players, seed)
-    game = Game.from_config(GameConfig(players, args.penalty, args.strict_bids), seed=seed, auto_forced=False)
+    game = Game.from_config(
+        GameConfig(players, args.penalty, args.strict_bids, preset=args.preset), seed=seed, auto_forced=False
+    )
     for seat, agent in seating.agents.items():
         agent.start_game(seat, players, seed=seating.agent_seeds[seat])
     session = TerminalGame(

@@ -153,6 +153,7 @@ def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) 
             seed=args.seed,
             penalty=args.penalty,
             strict_bids=args.strict_bids,
+            preset=args.preset,
         )
     except ValueError as error:
         parser.error(str(error))

@@ -28,7 +28,7 @@ MODULE: Final = "experiments.tournament"
 #: The options that are settings of the run (recorded in ``run.json``).
 SETTING_OPTIONS: Final = (
     "agents", "players", "mode", "games", "deals", "seatings", "seed", "penalty", "strict_bids",
-    "only_games", "save_logs", "replay_html",
+    "preset", "only_games", "save_logs", "replay_html",
 )  # fmt: skip
 #: The options that are not settings of the run: free with ``--resume``, repeated in the resume line.
 FREE_OPTIONS: Final = ("workers", "backend", "ray_address", "keep_going", "no_plot", "no_progress")
@@ -62,6 +62,7 @@ def recorded_settings(folder: Path) -> dict[str, Any]:
             "seed": config["seed"],
             "penalty": config["penalty"],
             "strict_bids": config["strict_bids"],
+            "preset": config.get("preset", "standard"),  # recorded since presets could be chosen
             "only_games": recorded["only_games"],
         }
     except KeyError as error:

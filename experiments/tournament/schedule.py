@@ -54,9 +54,10 @@ class TournamentConfig:
     seed: int = 0
     penalty: str = "standard"
     strict_bids: bool = False
+    preset: str = "standard"
 
     def __post_init__(self) -> None:
-        GameConfig(self.num_players, self.penalty, self.strict_bids)  # checks the game options
+        GameConfig(self.num_players, self.penalty, self.strict_bids, preset=self.preset)  # checks the game options
         check_seed(self.seed)
         labels = [spec.label for spec in self.agents]
         if self.mode not in MODES:
@@ -83,7 +84,7 @@ class TournamentConfig:
     @property
     def game_config(self) -> GameConfig:
         """The options of every game of the tournament."""
-        return GameConfig(self.num_players, self.penalty, self.strict_bids)
+        return GameConfig(self.num_players, self.penalty, self.strict_bids, preset=self.preset)
 
     @property
     def labels(self) -> list[str]:
@@ -130,6 +131,7 @@ class TournamentConfig:
             "seed": self.seed,
             "penalty": self.penalty,
             "strict_bids": self.strict_bids,
+            "preset": self.preset,
         }
 
 

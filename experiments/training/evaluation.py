@@ -28,15 +28,19 @@ def evaluate(
     deals: int,
     seed: int = EVAL_SEED,
     *,
+    preset: str = "standard",
     workers: int = 1,
     backend: str = LOCAL,
     ray_address: str | None = None,
 ) -> dict[str, Any]:
     """``learner`` in one seat and ``opponent`` (an agent spec) in every other, on ``deals``
     duplicate deals each played in every seating: its win rate with the 95% interval clustered
-    over deals, its fair share (1/players), mean VP and time per decision (:data:`EVAL_COLUMNS`)."""
+    over deals, its fair share (1/players), mean VP and time per decision (:data:`EVAL_COLUMNS`);
+    the games deal the cards of ``preset``."""
     other = parse_agent_spec(opponent)
-    config = TournamentConfig(agents=(learner, *[other] * (players - 1)), num_players=players, deals=deals, seed=seed)
+    config = TournamentConfig(
+        agents=(learner, *[other] * (players - 1)), num_players=players, deals=deals, seed=seed, preset=preset
+    )
     result = run_tournament(config, workers=workers, progress=False, backend=backend, ray_address=ray_address)
     stats = next(row for row in result.agents if row.agent == learner.label)
     decisions, seconds = result.thinking()[learner.label]

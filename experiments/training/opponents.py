@@ -4,9 +4,11 @@ each batched game, and how those seats decide.
 ``--opponents`` is a mixture of ``SPEC@WEIGHT`` items (:class:`Mixture`): ``self`` (the learning
 network, whose decisions are training samples), ``snapshot`` (a frozen past version of it, drawn
 uniformly from the newest ``--pool-size``), ``random`` (one batched agent for every game) or any
-agent spec (one agent per game and seat, started with its own seed). When a game is dealt, the
-network takes a random anchor seat and every other seat is drawn from the mixture; the pool then
-answers for those seats, batching what can be batched (the snapshots, the random agent)."""
+agent spec: one agent for every game if it can act for a batch (a network reading the observation
+alone: one forward for all its seats), else one agent per game and seat, started with its own seed.
+When a game is dealt, the network takes a random anchor seat and every other seat is drawn from the
+mixture; the pool then answers for those seats, batching what can be batched (the snapshots, the
+random agent, the batched agents)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from biblios_env.agent_interface import Agent, AgentObservation, UniformBatchAgent
+from biblios_env.agent_interface import Agent, AgentObservation, BatchAgent, UniformBatchAgent
 from biblios_env.engine.game import Game
 from biblios_env.engine.views import player_view
 from biblios_env.vector import VectorGame
@@ -83,6 +85,12 @@ class OpponentPool:
         self.torch = torch
         self.rng = np.random.default_rng([seed, 7])
         self.uniform = UniformBatchAgent(seed + 1)
+        #: The agent specs that act for a batch, by their index in the mixture (one agent each).
+        self.batched: dict[int, BatchAgent] = {}
+        for index, name in enumerate(mixture.names):
+            agent = batch_agent(name, games.num_players, seed + 2 + index)
+            if agent is not None:
+                self.batched[index] = agent
         self.snapshots: list[dict[str, Any]] = []  # state dicts, the newest last
         self.snapshot_networks: list[Any] = []
         size, players = games.num_games, games.num_players
@@ -104,7 +112,7 @@ class OpponentPool:
                 continue
             name = self.mixture.names[int(self.rng.choice(len(self.mixture.names), p=self.mixture.weights))]
             owners[seat] = self._owner(name)
-            if AGENT_BASE <= owners[seat] < SNAPSHOT_BASE:
+            if AGENT_BASE <= owners[seat] < SNAPSHOT_BASE and owners[seat] - AGENT_BASE not in self.batched:
                 seed = int(self.rng.integers(2**63))
                 agent = build_agent(parse_agent_spec(name))
                 agent.start_game(seat, n, seed=seed)
@@ -141,6 +149,9 @@ class OpponentPool:
             chosen = rows[owners == owner]
             if owner == UNIFORM:
                 actions[chosen] = self.uniform.act_batch(batch.observation[chosen], batch.action_mask[chosen])
+            elif owner - AGENT_BASE in self.batched:
+                agent = self.batched[owner - AGENT_BASE]
+                actions[chosen] = agent.act_batch(batch.observation[chosen], batch.action_mask[chosen])
             elif owner >= SNAPSHOT_BASE:
                 network = self.snapshot_networks[owner - SNAPSHOT_BASE]
                 with torch.no_grad():
@@ -177,6 +188,7 @@ class OpponentPool:
             "snapshots": self.snapshots,
             "rng": self.rng.bit_generator.state,
             "uniform_rng": self.uniform.rng.bit_generator.state,
+            "batched_rngs": {str(index): _rng_state(agent) for index, agent in self.batched.items()},
             "owners": self.owners.tolist(),
             "anchor": self.anchor.tolist(),
             "agent_seeds": [{str(seat): seed for seat, seed in seeds.items()} for seeds in self.agent_seeds],
@@ -190,9 +202,18 @@ class OpponentPool:
             self.add_snapshot(snapshot)
         self.rng.bit_generator.state = state["rng"]
         self.uniform.rng.bit_generator.state = state["uniform_rng"]
+        for index, rng_state in state.get("batched_rngs", {}).items():
+            if rng_state is not None:
+                self.batched[int(index)].rng.bit_generator.state = rng_state  # type: ignore[attr-defined]
         self.owners[:] = np.asarray(state["owners"])
         self.anchor[:] = np.asarray(state["anchor"])
         for slot, seeds in enumerate(state["agent_seeds"]):
+            batched = [seat for seat in seeds if int(self.owners[slot, int(seat)]) - AGENT_BASE in self.batched]
+            if batched:
+                raise CheckpointError(
+                    f"the checkpoint has game-by-game agents in seats this version plays batched (game slot {slot}, "
+                    f"seats {', '.join(batched)}): continue it with the version that wrote it"
+                )
             self.agent_seeds[slot] = {int(seat): int(seed) for seat, seed in seeds.items()}
             self.agents[slot] = {
                 seat: self._replayed_agent(slot, seat, seed) for seat, seed in self.agent_seeds[slot].items()
@@ -220,4 +241,25 @@ class OpponentPool:
         return agent
 
 
-__all__ = ["LEARNER", "Mixture", "OpponentPool"]
+def batch_agent(spec: str, num_players: int, seed: int) -> BatchAgent | None:
+    """The one agent that plays every seat of ``spec`` in ``num_players``-player games, if it can
+    act for a batch (:meth:`~agents.network_agent.NetworkAgent.can_act_batch`), started with
+    ``seed`` (a sampling network's draws); ``None`` for an agent that plays game by game, or for
+    the names that are not agent specs."""
+    if spec in (SELF, SNAPSHOT, RANDOM):
+        return None
+    agent = build_agent(parse_agent_spec(spec))
+    can_act_batch = getattr(agent, "can_act_batch", None)
+    if can_act_batch is None or not can_act_batch(num_players):
+        return None
+    agent.start_game(0, num_players, seed=seed)
+    return agent  # type: ignore[return-value]
+
+
+def _rng_state(agent: BatchAgent) -> dict[str, Any] | None:
+    """The state of a batched agent's generator (what a checkpoint keeps of it), if it has one."""
+    rng = getattr(agent, "rng", None)
+    return None if rng is None else dict(rng.bit_generator.state)
+
+
+__all__ = ["LEARNER", "Mixture", "OpponentPool", "batch_agent"]

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from biblios_env.engine.flow import PRESETS, STANDARD_PRESET
 from experiments.common.cli import (
     HelpFormatter,
     add_config_arguments,
@@ -66,6 +67,10 @@ class Args:
         metadata={"help": "run folder (default runs/selfplay-<date>-<time>)", "section": "run"},
     )
     players: int = field(default=2, metadata={"help": "players per game", "choices": (2, 3, 4)})
+    preset: str = field(
+        default=STANDARD_PRESET,
+        metadata={"help": "the cards dealt: the rules' game or a reduced one (exact solvers')", "choices": PRESETS},
+    )
     decisions: int = field(
         default=20_000_000, metadata={"help": "stop after this many network decisions", "type": at_least(1)}
     )
@@ -241,7 +246,13 @@ def start(args: Args, resume: bool) -> Run:
     return run
 
 
-def train(args: Args, resume: bool = False, stop: StopRequest | None = None, flags: Sequence[str] = ()) -> Run:
+def train(
+    args: Args,
+    resume: bool = False,
+    stop: StopRequest | None = None,
+    flags: Sequence[str] = (),
+    module: str = MODULE,
+) -> Run:
     """Train until ``args.decisions`` network decisions (see the module docstring).
 
     With ``--pipeline`` (the default) the two cores work at once: while the games are played by
@@ -252,7 +263,8 @@ def train(args: Args, resume: bool = False, stop: StopRequest | None = None, fla
     does not depend on their timing.
 
     ``stop`` replaces the Ctrl-C handler (a caller that stops the run itself, e.g. after some updates);
-    ``flags`` are the options the printed resume command repeats.
+    ``flags`` are the options the printed resume command repeats, ``module`` the command it names
+    (a command that trains through this one, such as :mod:`experiments.exploit`).
     """
     run = start(args, resume)
     print(plan(args, int(run.counters["decisions"])), flush=True)
@@ -294,7 +306,7 @@ def train(args: Args, resume: bool = False, stop: StopRequest | None = None, fla
                 counters["last_eval"] = counters["decisions"]
             run.save(args.out / "checkpoint.pt")
             if stop.requested:
-                print(resume_line(MODULE, args.out, f"at {counters['decisions']:,} decisions", flags), flush=True)
+                print(resume_line(module, args.out, f"at {counters['decisions']:,} decisions", flags), flush=True)
     finally:
         watch.close()
     if args.plot:

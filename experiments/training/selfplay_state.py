@@ -50,7 +50,7 @@ class Run:
         self.pending: Rollout | None = None
         #: The decisions of games still running that a Monte-Carlo rule trains on once they end.
         self.carry: Rollout | None = None
-        self.games = VectorGame(args.num_games, args.players, seed=args.seed, reward=args.reward)
+        self.games = VectorGame(args.num_games, args.players, seed=args.seed, reward=args.reward, preset=args.preset)
         self.pool = OpponentPool(Mixture.parse(args.opponents), self.games, self.network, args.pool_size, args.seed,
                                  torch)  # fmt: skip
         self.counters = {"decisions": 0, "games": 0, "updates": 0, "wall_seconds": 0.0, "last_snapshot": 0,

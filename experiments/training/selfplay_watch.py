@@ -103,7 +103,7 @@ def evaluate(run: Run, policy: Path) -> dict[str, Any]:
     deals at every evaluation (:func:`experiments.training.evaluation.evaluate`)."""
     args = run.args
     learner = AgentSpec("network", (("path", str(policy)),), label="network")
-    row = evaluation.evaluate(learner, args.players, args.eval_opponent, args.eval_deals)
+    row = evaluation.evaluate(learner, args.players, args.eval_opponent, args.eval_deals, preset=args.preset)
     return {"decisions": run.counters["decisions"], "wall_seconds": round(run.counters["wall_seconds"], 1), **row}
 
 

@@ -301,6 +301,17 @@ def test_short_tournament_is_identical_for_any_worker_count_and_writes_results(t
     assert (tmp_path / "winrate.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_a_preset_deals_its_cards_in_every_game(tmp_path) -> None:
+    config = TournamentConfig(uniform_specs("", "patience=1"), deals=2, seed=3, preset="small")
+    result = run_tournament(config, workers=1, progress=False, log_dir=tmp_path)
+    assert config.to_json()["preset"] == "small" and len(result.records) == 4
+    for record in result.records:
+        game = load_log(tmp_path / f"game-{record.index:06d}.json")
+        assert game.config.preset == "small" and tuple(game.state.vp) == record.result.vp
+    with pytest.raises(ValueError, match="preset"):
+        TournamentConfig(uniform_specs("", "patience=1"), num_players=3, preset="small")
+
+
 def test_saved_logs_replay_to_the_recorded_results(tmp_path) -> None:
     config = TournamentConfig(uniform_specs("", "patience=1"), deals=2, seed=3, penalty="bluffs")
     result = run_tournament(config, workers=1, progress=False, log_dir=tmp_path)

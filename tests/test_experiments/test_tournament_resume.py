@@ -174,6 +174,7 @@ def test_a_folder_that_recorded_no_logs_settings_resumes_alone(tmp_path: Path) -
         (["--seatings", "all"], "--seatings all (recorded: cyclic)"),
         (["--penalty", "bluffs"], "--penalty bluffs (recorded: standard)"),
         (["--strict-bids"], "--strict-bids on (recorded: off)"),
+        (["--preset", "small"], "--preset small (recorded: standard)"),
         (["--only-games", "2", "1"], "--only-games 1 2 (recorded: none)"),
         (["--save-logs", "logs"], "--save-logs logs (recorded: none)"),
         (["--replay-html", "1"], "--replay-html 1 (recorded: none)"),

@@ -128,6 +128,8 @@ LAYERS: Final[tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]] = (
             "experiments.openspiel_cfr",
             "experiments.gambit_lp",
             "experiments.numpy_cfr",
+            "experiments.exploit",
+            "experiments.exploit.*",
             "experiments.benchmarks",
             "experiments.benchmarks.*",
             "experiments.studies",
