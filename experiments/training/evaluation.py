@@ -4,6 +4,7 @@ learning curve compare, and the learning curve itself."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -36,8 +37,12 @@ def evaluate(
     """``learner`` in one seat and ``opponent`` (an agent spec) in every other, on ``deals``
     duplicate deals each played in every seating: its win rate with the 95% interval clustered
     over deals, its fair share (1/players), mean VP and time per decision (:data:`EVAL_COLUMNS`);
-    the games deal the cards of ``preset``."""
+    the games deal the cards of ``preset``. A learner labelled as the opponent (a trained
+    ``network`` against the shipped ``network``) is renamed for the games: one label per agent,
+    or the two would be counted as one, at exactly the fair share."""
     other = parse_agent_spec(opponent)
+    if learner.label == other.label:
+        learner = dataclasses.replace(learner, label=f"{learner.label} (learner)")
     config = TournamentConfig(
         agents=(learner, *[other] * (players - 1)), num_players=players, deals=deals, seed=seed, preset=preset
     )
