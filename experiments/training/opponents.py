@@ -59,9 +59,11 @@ class Mixture:
                 raise AgentSpecError(f"bad --opponents item {item!r}: expected SPEC@WEIGHT with a weight >= 0")
             if spec not in (SELF, SNAPSHOT):
                 try:
-                    build_agent(parse_agent_spec(spec))
+                    agent = build_agent(parse_agent_spec(spec))
                 except (AgentSpecError, ValueError) as error:
                     raise AgentSpecError(f"--opponents item {item!r}: {error}") from None
+                if (problem := unplayable(agent)) is not None:
+                    raise AgentSpecError(f"--opponents item {item!r}: {problem}")
             names.append(spec)
             weights.append(value)
         total = sum(weights)
@@ -241,6 +243,18 @@ class OpponentPool:
         return agent
 
 
+def unplayable(agent: Agent) -> str | None:
+    """Why the pool cannot play ``agent`` as the agent it is, if it cannot: the batched games show
+    no agent the other seats' moves, so an agent with a belief built from them (a search with
+    ``belief=bids``) would play another agent than the one named."""
+    if getattr(agent, "belief", None) is not None:
+        return (
+            "the agent follows the other seats' moves (a belief), which the batched games do not show it: "
+            "choose it without one"
+        )
+    return None
+
+
 def batch_agent(spec: str, num_players: int, seed: int) -> BatchAgent | None:
     """The one agent that plays every seat of ``spec`` in ``num_players``-player games, if it can
     act for a batch (:meth:`~agents.network_agent.NetworkAgent.can_act_batch`), started with
@@ -262,4 +276,4 @@ def _rng_state(agent: BatchAgent) -> dict[str, Any] | None:
     return None if rng is None else dict(rng.bit_generator.state)
 
 
-__all__ = ["LEARNER", "Mixture", "OpponentPool", "batch_agent"]
+__all__ = ["LEARNER", "Mixture", "OpponentPool", "batch_agent", "unplayable"]

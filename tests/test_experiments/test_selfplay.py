@@ -39,8 +39,14 @@ TINY = {
     # A sampling network (one batched agent: the checkpoint keeps its generator) and a per-game
     # random agent named by its import path (its moves depend on its seed, so the replay that
     # brings it back after a resume is exercised).
-    "opponents": ("self@0.4", "snapshot@0.1", "value@0.2", "network:deterministic=false@0.1",
-                  "agents.random_agent.RandomAgent@0.1", "random@0.1"),  # fmt: skip
+    "opponents": (
+        "self@0.4",
+        "snapshot@0.1",
+        "value@0.2",
+        "network:deterministic=false@0.1",
+        "agents.random_agent.RandomAgent@0.1",
+        "random@0.1",
+    ),
 }
 #: The logged columns that must match between a resumed and an uninterrupted run (not the timings).
 COMPARED = (
