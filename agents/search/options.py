@@ -194,6 +194,8 @@ class SearchOptions:
             raise ValueError(f"rollout=network plays to the end of the game: it takes no horizon (got {self.horizon})")
         self._set("search_refuse", bool(self.search_refuse))
         self._set("belief_weights", bool(self.belief_weights))
+        if self.belief is None:  # an agent spec reads the word "none" as None
+            self._set("belief", PlainBelief.name)
         if not isinstance(self.belief, str) or self.belief not in BELIEFS:
             raise ValueError(f"belief must be one of {tuple(BELIEFS)}, got {self.belief!r}")
         if self.proposer not in PROPOSERS:

@@ -45,6 +45,7 @@ def test_the_belief_option_is_parsed_and_checked() -> None:
         build_agent(parse_agent_spec("ismcts:belief=3"))
     parameters = describe_agent("ismcts").parameters
     assert parameters is not None and "belief=none" in parameters
+    assert build_agent(parse_agent_spec("ismcts:belief=none")).belief is None  # the default, as listed
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])
