@@ -126,3 +126,25 @@ def test_the_search_with_network_rollouts_plays_legal_reproducible_games(search:
 
     first = game()
     assert first == game() and first[1][0] > 0
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+def test_the_tree_search_rolls_out_with_the_network_in_its_own_seat(seat: int) -> None:
+    """The tree search rolls one state out at a time (``playout``, where the flat search steps
+    its rollouts together): there too the network plays the searcher's seat, from the seed the
+    search draws next. The other seat's network would play another game."""
+    network = shipped_network(2)
+    agent = TreeSearch(SearchOptions(iterations=4, rollout=Rollout.NETWORK), seed=2)
+    agent.start_game(seat, 2, seed=5)
+    state = midgame_states(2, 1, seed=8)[0]
+    draws = random.Random()
+    draws.setstate(agent.rng.getstate())
+    policy_seed = draws.getrandbits(63)
+    games = {}
+    for network_seat in (0, 1):
+        games[network_seat] = state.clone(rng=np.random.default_rng(0))
+        one_by_one(games[network_seat], policy_seed, network_seat, network, agent.policy)
+    assert games[0].vp != games[1].vp or games[0].hands != games[1].hands  # the seat matters here
+    played = state.clone(rng=np.random.default_rng(0))
+    assert agent.playout(played) > 0
+    assert (played.vp, played.hands) == (games[seat].vp, games[seat].hands)
