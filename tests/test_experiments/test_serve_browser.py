@@ -80,6 +80,13 @@ def move_count(tab: Any) -> str:
     return str(tab.inner_text("#where strong"))
 
 
+#: The page is ready for the player: a move to click, or the final scores.
+READY_FOR_INPUT = (
+    "() => document.querySelector('#actions button:not([disabled])') !== null"
+    " || !document.querySelector('#final').hidden"
+)
+
+
 def test_a_game_set_up_and_played_to_the_end_by_clicking(browser: Any, tmp_path: Any) -> None:
     store = GameStore(data=DataFolder(tmp_path))
     with serving(store) as url, page_at(browser, url) as tab:
@@ -100,7 +107,12 @@ def test_a_game_set_up_and_played_to_the_end_by_clicking(browser: Any, tmp_path:
 
         rng = random.Random(6)
         clicks = 0
-        while tab.is_hidden("#final"):
+        while True:
+            # The move count changes when the player's move is shown; the bots' answers may still
+            # be on their way (the page polls while they think): wait for buttons or the end.
+            tab.wait_for_function(READY_FOR_INPUT)
+            if not tab.is_hidden("#final"):
+                break
             if clicks % 10 == 0:  # the seat's view names none of the cards hidden from it
                 shown = tab.evaluate(RENDERED_TEXT)
                 assert not {name for name in hidden_names(store, 1) if name in shown}, clicks
