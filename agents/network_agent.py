@@ -110,8 +110,13 @@ class NetworkAgent:
     def can_act_batch(self, num_players: int) -> bool:
         """Whether :meth:`act_batch` serves ``num_players``-player games: its network reads the
         observation alone (one that reads the value heuristic's proposal needs each game's view)."""
+        return self.batch_network(num_players) is not None
+
+    def batch_network(self, num_players: int) -> NumpyNetwork | None:
+        """The network :meth:`act_batch` plays ``num_players``-player games with, if it can (see
+        :meth:`can_act_batch`): a trainer can play the same weights through its own, faster copy."""
         network = shipped_network(num_players) if self.shipped else self.network
-        return network is not None and network.inputs == "observation"
+        return network if network is not None and network.inputs == "observation" else None
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """Many decisions at once, one forward (a :class:`~biblios_env.agent_interface.BatchAgent`,

@@ -13,7 +13,7 @@ every game where it is to act) or per-game :class:`~biblios_env.agent_interface.
 (uniformly random moves, batched), one batch agent for every opponent seat, or an
 :data:`~biblios_env.gym_env.OpponentSource` called per game (an
 :class:`~biblios_env.gym_env.OpponentPool` of factories; a factory that returns one shared batch
-agent batches it across games). ``agents.opponent_pool`` builds such a pool from agent specs.
+agent batches it across games).
 """
 
 from __future__ import annotations

@@ -63,6 +63,7 @@ from experiments.training import evaluation
 from experiments.training.evaluation import EVAL_COLUMNS, EVAL_SEED
 from experiments.training.kept_games import load_kept, save_kept
 from experiments.training.networks import SAMPLE_FIELDS, FitReport, Samples, TorchNetwork, fit, from_numpy, to_numpy
+from experiments.training.opponents import SELF, Mixture, legacy_mixture
 from experiments.training.runs import (
     append_rows,
     check_run_folder,
@@ -111,9 +112,9 @@ class ExpertIterationConfig:
     games: int = field(
         default=400, metadata={"help": "games per player count and expert iteration", "type": at_least(1)}
     )
-    opponents: str = field(
-        default="value=0.7,hoarder=0.1,self=0.2",
-        metadata={"help": "weighted opponents of the learner seat; 'self' is the current network"},
+    opponents: tuple[str, ...] = field(
+        default=("value@0.7", "hoarder@0.1", "self@0.2"),
+        metadata={"help": "the learner seat's opponents: SPEC@WEIGHT items (agent specs; 'self': the current network)"},
     )
     hidden: tuple[int, ...] = field(default=(512, 256), metadata={"help": "trunk layer sizes", "type": at_least(1)})
     inputs: str = field(
@@ -140,6 +141,10 @@ class ExpertIterationConfig:
     progress: bool = field(
         default=True, metadata={"help": "hide the progress bars (default: shown)", "flag": "--no-progress"}
     )
+
+    def __post_init__(self) -> None:
+        if isinstance(self.opponents, str):  # a run folder of an earlier version: "value=0.7,self=0.3"
+            self.opponents = legacy_mixture(self.opponents, {})
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -171,19 +176,19 @@ def kept_path(out: Path, iteration: int) -> Path:
     return out / "data" / f"iteration_{iteration}.kept.npz"
 
 
-def _opponents(text: str, network: Path | None) -> tuple[tuple[Any, float], ...]:
-    """``"value=0.7,self=0.3"``: weighted opponent specs; ``self`` is the current network (sampling)."""
+def _opponents(items: Sequence[str], network: Path | None) -> tuple[tuple[Any, float], ...]:
+    """The ``--opponents`` mixture as weighted agent specs; ``self`` is the current network
+    (sampling from its policy), left out before there is one."""
+    mixture = Mixture.parse(items, special=(SELF,))
     opponents = []
-    for item in text.split(","):
-        name, _, weight = item.partition("=")
-        name = name.strip()
-        if name == "self":
+    for name, weight in zip(mixture.names, mixture.weights.tolist(), strict=True):
+        if name == SELF:
             if network is None:
                 continue
             name = f"network:path={network},deterministic=false"
-        opponents.append((parse_agent_spec(name), float(weight or 1.0)))
+        opponents.append((parse_agent_spec(name), weight))
     if not opponents:
-        raise ValueError(f"no opponents in {text!r}")
+        raise ValueError(f"no opponents in {' '.join(items)} before the first network")
     return tuple(opponents)
 
 
@@ -496,7 +501,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         values = {key: value for key, value in vars(args).items() if key != "resume"}
         config = ExpertIterationConfig(**{**values, "players": tuple(args.players), "hidden": tuple(args.hidden),
-                                          "eval_opponents": tuple(args.eval_opponents)})  # fmt: skip
+                                          "eval_opponents": tuple(args.eval_opponents),
+                                          "opponents": tuple(args.opponents)})  # fmt: skip
+        try:
+            Mixture.parse(config.opponents, special=(SELF,))  # a bad mixture is an error before any work
+        except ValueError as error:
+            parser.error(str(error))
     flags = resume_flags(args, parser, NOT_RECORDED)
     try:
         out = run(config, resume=resume, flags=flags)

@@ -77,10 +77,11 @@ def _torch() -> Any:
 
 
 def sparse_first_layer(width: int, size: int) -> Any:
-    """A linear layer that also takes a sparse CSR batch (``torch.sparse_csr``): the observation is
-    mostly zeros (about 35 of its 1,134 entries are not), and a sparse product costs a fraction of
-    the dense one in the forward and the backward pass. Its ``weight`` reads and writes as a
-    ``Linear``'s ``(out, in)``, so files export and load unchanged."""
+    """A linear layer that also takes sparse rows (a :class:`~experiments.training.tensors.SparseBatch`):
+    the observation is mostly zeros (about 35 of its 1,134 entries are not), and summing the weight
+    rows of the non-zero entries costs a fraction of the dense product in the forward and the
+    backward pass. Its ``weight`` reads and writes as a ``Linear``'s ``(out, in)``, so files export
+    and load unchanged."""
     torch = _torch()
 
     class SparseFirstLinear(torch.nn.Module):  # type: ignore[name-defined]
@@ -95,14 +96,19 @@ def sparse_first_layer(width: int, size: int) -> Any:
             return self.weight_t.t()
 
         def forward(self, x: Any) -> Any:
-            return x @ self.weight_t + self.bias
+            if isinstance(x, torch.Tensor):
+                return x @ self.weight_t + self.bias
+            bag = torch.nn.functional.embedding_bag(
+                x.columns, self.weight_t, x.offsets, mode="sum", per_sample_weights=x.values
+            )
+            return bag + self.bias
 
     return SparseFirstLinear()
 
 
 class TorchNetwork:
     """Builds the torch modules lazily (importing this module needs no torch). With
-    ``sparse_input`` the first layer also takes sparse CSR batches (:func:`sparse_first_layer`)."""
+    ``sparse_input`` the first layer also takes sparse rows (:func:`sparse_first_layer`)."""
 
     def __init__(
         self,
@@ -148,12 +154,23 @@ def to_numpy(
     )  # fmt: skip
 
 
+def torch_copy_problem(numpy_network: NumpyNetwork) -> str | None:
+    """Why :func:`from_numpy` cannot copy ``numpy_network`` exactly, if it cannot: the torch
+    network has ReLU activations, a one-layer policy head and a two-layer value head."""
+    if numpy_network.value is None or len(numpy_network.policy) != 1 or len(numpy_network.value) != 2:
+        return "only networks with a trunk, a one-layer policy head and a two-layer value head continue"
+    if numpy_network.activation != "relu":
+        return f"only ReLU networks continue, this one has {numpy_network.activation!r} activations"
+    return None
+
+
 def from_numpy(numpy_network: NumpyNetwork, sparse_input: bool = False) -> TorchNetwork:
-    """A torch copy of a network trained here (a trunk, a one-layer policy head, a two-layer value head)."""
+    """A torch copy of a network trained here (see :func:`torch_copy_problem`)."""
     torch = _torch()
     hidden = [int(weight.shape[1]) for weight, _ in numpy_network.trunk]
-    if numpy_network.value is None or len(numpy_network.policy) != 1 or len(numpy_network.value) != 2:
-        raise ValueError("only networks with a trunk, a one-layer policy head and a two-layer value head continue")
+    problem = torch_copy_problem(numpy_network)
+    if problem is not None or numpy_network.value is None:
+        raise ValueError(problem)
     value_hidden = int(numpy_network.value[0][0].shape[1])
     network = TorchNetwork(hidden, value_hidden, numpy_network.inputs, sparse_input=sparse_input)
     linear = [m for m in network.trunk if hasattr(m, "weight")] + [network.policy]

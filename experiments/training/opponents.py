@@ -5,7 +5,8 @@ each batched game, and how those seats decide.
 network, whose decisions are training samples), ``snapshot`` (a frozen past version of it, drawn
 uniformly from the newest ``--pool-size``), ``random`` (one batched agent for every game) or any
 agent spec: one agent for every game if it can act for a batch (a network reading the observation
-alone: one forward for all its seats), else one agent per game and seat, started with its own seed.
+alone: one forward for all its seats, through a torch copy of it like the snapshots when it has the
+trainer's shape), else one agent per game and seat, started with its own seed.
 When a game is dealt, the network takes a random anchor seat and every other seat is drawn from the
 mixture; the pool then answers for those seats, batching what can be batched (the snapshots, the
 random agent, the batched agents)."""
@@ -25,6 +26,7 @@ from biblios_env.engine.views import player_view
 from biblios_env.vector import VectorGame
 from experiments.common.errors import CheckpointError
 from experiments.common.match import AgentSpecError, build_agent, parse_agent_spec
+from experiments.training.networks import from_numpy, torch_copy_problem
 from experiments.training.tensors import SparseRows, masked_logits, sample_masked
 
 #: ``--opponents`` names that are not agent specs: the learning network itself, and its snapshots.
@@ -45,9 +47,15 @@ class Mixture:
     weights: np.ndarray
 
     @staticmethod
-    def parse(items: Sequence[str]) -> Mixture:
-        """The mixture of ``SPEC@WEIGHT`` items; an item that does not parse, an agent spec that
-        does not build or no positive weight is an :class:`AgentSpecError` naming it."""
+    def parse(items: Sequence[str], special: Sequence[str] = (SELF, SNAPSHOT, RANDOM)) -> Mixture:
+        """The mixture of ``SPEC@WEIGHT`` items, the one syntax of every trainer's ``--opponents``:
+        an agent spec, or one of the names ``special`` that the trainer gives a meaning (``self``:
+        the learning network; ``snapshot``: its frozen past versions). An item that does not
+        parse, a name the trainer does not know, an agent spec that does not build or plays
+        another agent here (:func:`unplayable`), or no positive weight is an
+        :class:`AgentSpecError` naming it."""
+        if isinstance(items, str):
+            raise AgentSpecError(f"--opponents takes SPEC@WEIGHT items, one per argument, not one text {items!r}")
         names, weights = [], []
         for item in items:
             spec, at, weight = item.rpartition("@")
@@ -56,7 +64,14 @@ class Mixture:
             except ValueError:
                 value = -1.0
             if not at or not spec or not value >= 0:
-                raise AgentSpecError(f"bad --opponents item {item!r}: expected SPEC@WEIGHT with a weight >= 0")
+                hint = f" (write {_spec_weight_items(item)})" if "@" not in item and "=" in item else ""
+                raise AgentSpecError(f"bad --opponents item {item!r}: expected SPEC@WEIGHT with a weight >= 0{hint}")
+            if spec in (SELF, SNAPSHOT) and spec not in special:
+                known = ", ".join(repr(name) for name in special if name in (SELF, SNAPSHOT)) or "none"
+                raise AgentSpecError(
+                    f"--opponents item {item!r}: {spec!r} is not an opponent of this trainer (its names besides "
+                    f"agent specs: {known})"
+                )
             if spec not in (SELF, SNAPSHOT):
                 try:
                     agent = build_agent(parse_agent_spec(spec))
@@ -70,6 +85,24 @@ class Mixture:
         if total <= 0:
             raise AgentSpecError(f"--opponents {' '.join(items)} has no positive weight")
         return Mixture(tuple(names), np.asarray(weights) / total)
+
+
+def _spec_weight_items(text: str) -> str:
+    """``value=0.6,self=0.4`` (the ``NAME=WEIGHT`` lists of earlier versions) as SPEC@WEIGHT items."""
+    return " ".join(
+        f"{name.strip()}@{weight.strip()}" for name, _, weight in (part.partition("=") for part in text.split(","))
+    )
+
+
+def legacy_mixture(text: str, renamed: dict[str, str]) -> tuple[str, ...]:
+    """The SPEC@WEIGHT items of a mixture a run folder of an earlier version records as
+    ``NAME=WEIGHT,...`` text, with the names ``renamed`` (that version's ``self`` meant the
+    snapshots in MaskablePPO): a run folder written then still resumes."""
+    items = []
+    for part in text.split(","):
+        name, _, weight = (piece.strip() for piece in part.partition("="))
+        items.append(f"{renamed.get(name, name)}@{weight or '1'}")
+    return tuple(items)
 
 
 class OpponentPool:
@@ -93,6 +126,13 @@ class OpponentPool:
             agent = batch_agent(name, games.num_players, seed + 2 + index)
             if agent is not None:
                 self.batched[index] = agent
+        #: The batched agents played through a sparse torch copy of their network (the snapshots'
+        #: way, a fraction of the numpy network's dense product), with whether they take the most
+        #: likely action; by their index in the mixture.
+        self.copies: dict[int, tuple[Any, bool]] = {}
+        for index, agent in self.batched.items():
+            if (network := torch_copy(agent, games.num_players)) is not None:
+                self.copies[index] = (network, bool(getattr(agent, "deterministic", False)))
         self.snapshots: list[dict[str, Any]] = []  # state dicts, the newest last
         self.snapshot_networks: list[Any] = []
         size, players = games.num_games, games.num_players
@@ -146,27 +186,35 @@ class OpponentPool:
         """Fill ``actions`` for the games ``rows`` whose acting seat an opponent (``owners``) plays:
         one call per owner, the snapshots and the random agent for all their games at once."""
         batch = self.games.batch
-        torch = self.torch
         for owner in np.unique(owners).tolist():
             chosen = rows[owners == owner]
             if owner == UNIFORM:
                 actions[chosen] = self.uniform.act_batch(batch.observation[chosen], batch.action_mask[chosen])
+            elif owner - AGENT_BASE in self.copies:
+                network, deterministic = self.copies[owner - AGENT_BASE]
+                actions[chosen] = self._forward(network, chosen, deterministic)
             elif owner - AGENT_BASE in self.batched:
                 agent = self.batched[owner - AGENT_BASE]
                 actions[chosen] = agent.act_batch(batch.observation[chosen], batch.action_mask[chosen])
             elif owner >= SNAPSHOT_BASE:
-                network = self.snapshot_networks[owner - SNAPSHOT_BASE]
-                with torch.no_grad():
-                    sparse = SparseRows.of(torch, self.games.observation_counts()[chosen])
-                    logits, _ = network.forward(sparse.tensor(torch))
-                    logits = masked_logits(torch, logits, torch.from_numpy(batch.action_mask[chosen]))
-                    actions[chosen] = sample_masked(torch, logits)[0].numpy()
+                actions[chosen] = self._forward(self.snapshot_networks[owner - SNAPSHOT_BASE], chosen, False)
             else:
                 for slot in chosen.tolist():
                     game = self.games.game(slot)
                     seat = game.current_player
                     view = AgentObservation(player_view(game.state, seat), list(game.legal_actions()))
                     actions[slot] = self.agents[slot][seat].act(view)
+
+    def _forward(self, network: Any, rows: np.ndarray, deterministic: bool) -> np.ndarray:
+        """The actions of the torch ``network`` in the games ``rows``: the most likely legal one,
+        or one sampled from its masked policy."""
+        torch = self.torch
+        with torch.no_grad():
+            sparse = SparseRows.of(torch, self.games.observation_counts()[rows])
+            logits, _ = network.forward(sparse.tensor(torch))
+            logits = masked_logits(torch, logits, torch.from_numpy(self.games.batch.action_mask[rows]))
+            chosen = logits.argmax(dim=1) if deterministic else sample_masked(torch, logits)[0]
+            return np.asarray(chosen.numpy())
 
     # ------------------------------------------------------------- snapshots
     def snapshot(self, network: Any) -> None:
@@ -270,10 +318,32 @@ def batch_agent(spec: str, num_players: int, seed: int) -> BatchAgent | None:
     return agent  # type: ignore[return-value]
 
 
+def torch_copy(agent: BatchAgent, num_players: int) -> Any | None:
+    """A sparse torch copy of the network a batched agent plays ``num_players``-player games with
+    (:meth:`~agents.network_agent.NetworkAgent.batch_network`), if it has one of the trainer's
+    shape; ``None`` leaves the agent to its own :meth:`act_batch`."""
+    batch_network = getattr(agent, "batch_network", None)
+    network = None if batch_network is None else batch_network(num_players)
+    if network is None or torch_copy_problem(network) is not None:
+        return None
+    return from_numpy(network, sparse_input=True)
+
+
 def _rng_state(agent: BatchAgent) -> dict[str, Any] | None:
     """The state of a batched agent's generator (what a checkpoint keeps of it), if it has one."""
     rng = getattr(agent, "rng", None)
     return None if rng is None else dict(rng.bit_generator.state)
 
 
-__all__ = ["LEARNER", "Mixture", "OpponentPool", "batch_agent", "unplayable"]
+__all__ = [
+    "LEARNER",
+    "RANDOM",
+    "SELF",
+    "SNAPSHOT",
+    "Mixture",
+    "OpponentPool",
+    "batch_agent",
+    "legacy_mixture",
+    "torch_copy",
+    "unplayable",
+]

@@ -217,13 +217,27 @@ def test_policy_file_keeps_weights_and_metadata(tmp_path):
 
 
 def test_opponent_mixture_and_pool():
-    mixture = parse_mixture("value=0.5,self=0.5")
+    mixture = parse_mixture(["value@0.5", "snapshot@0.5"])
     pool = build_pool(mixture, [DEFAULT_POLICY, DEFAULT_POLICY])
     assert len(pool) == 3 and pool.weights == [0.5, 0.25, 0.25]
     assert len(build_pool(mixture, [])) == 1
-    for bad in ("value", "value=x", "nobody=1", "value=-1", "value=0"):
-        with pytest.raises(ValueError):
+    only_snapshots = build_pool(parse_mixture(["snapshot@1"]), [])  # random play until the first snapshot
+    assert len(only_snapshots) == 1 and only_snapshots(2, np.random.default_rng(0))[0].name == "random"
+    for bad, named in ((["value"], "SPEC@WEIGHT"), (["value@x"], "value@x"), (["nobody@1"], "nobody"),
+                       (["value@-1"], "value@-1"), (["value@0"], "no positive weight"),
+                       (["value=0.5,self=0.5"], "write value@0.5 self@0.5"), (["self@1"], "'snapshot'"),
+                       ("value@1", "one per argument")):  # fmt: skip
+        with pytest.raises(ValueError, match=named):
             parse_mixture(bad)
+
+
+def test_a_run_folder_of_the_name_weight_syntax_still_reads():
+    """Earlier versions recorded the mixture as ``value=0.6,self=0.25``, ``self`` meaning the snapshots."""
+    from experiments.training.ppo.config import PPOConfig
+
+    config = PPOConfig(opponents="value=0.75,self=0.25")  # type: ignore[arg-type]
+    assert config.opponents == ("value@0.75", "snapshot@0.25")
+    assert parse_mixture(config.opponents).weights.tolist() == [0.75, 0.25]
 
 
 def test_the_learning_curve_is_drawn_without_switching_the_callers_matplotlib_backend(tmp_path):
@@ -308,7 +322,7 @@ def test_longer_training_from_scratch_beats_random(tmp_path):
     """About 2 minutes: PPO from scratch, 60k steps against random opponents, beats random."""
     main([
         "--total-steps", "60000", "--bc-games", "0", "--learning-rate", "3e-4", "--ent-coef", "0.01",
-        "--reward", "win", "--opponents", "random=1", "--eval-every", "0", "--eval-deals", "50",
+        "--reward", "win", "--opponents", "random@1", "--eval-every", "0", "--eval-deals", "50",
         "--eval-opponents", "random", "--checkpoint-every", "0", "--out", str(tmp_path), "--no-progress",
     ])  # fmt: skip
     info = json.loads((tmp_path / "training.json").read_text())

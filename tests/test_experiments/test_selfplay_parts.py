@@ -127,11 +127,11 @@ def test_sparse_rows_are_the_scaled_observations_and_take_and_join_in_order() ->
     dense = counts * OBSERVATION_SCALE
     np.testing.assert_allclose(games.batch.observation, dense, rtol=1e-6)  # the env's own scaling
     rows = SparseRows.of(torch, counts)
-    np.testing.assert_allclose(rows.tensor(torch).to_dense().numpy(), dense, rtol=1e-6)
+    np.testing.assert_allclose(rows.tensor(torch).to_dense(torch).numpy(), dense, rtol=1e-6)
     picked = rows.take(np.array([3, 0, 3]))
-    np.testing.assert_allclose(picked.tensor(torch).to_dense().numpy(), dense[[3, 0, 3]], rtol=1e-6)
+    np.testing.assert_allclose(picked.tensor(torch).to_dense(torch).numpy(), dense[[3, 0, 3]], rtol=1e-6)
     joined = SparseRows.concatenate([picked, rows.take(np.array([1]))])
-    np.testing.assert_allclose(joined.tensor(torch).to_dense().numpy(), dense[[3, 0, 3, 1]], rtol=1e-6)
+    np.testing.assert_allclose(joined.tensor(torch).to_dense(torch).numpy(), dense[[3, 0, 3, 1]], rtol=1e-6)
 
 
 def _pool(pool_size: int, opponents: tuple[str, ...] = ("snapshot@1",)):  # type: ignore[no-untyped-def]

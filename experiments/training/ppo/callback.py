@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.ppo_agent import export_policy
+from experiments.training.opponents import Mixture
 from experiments.training.ppo import checkpoint
 from experiments.training.ppo.checkpoint import SelfPlayState
 from experiments.training.ppo.config import PPOConfig
@@ -39,9 +40,7 @@ def between_updates(callback: Any, config: PPOConfig, stop: StopRequest) -> None
     callback.stopping = stop.requested
 
 
-def build_callback(
-    config: PPOConfig, mixture: dict[str, float], stop: StopRequest, resumed: SelfPlayState | None = None
-) -> Any:
+def build_callback(config: PPOConfig, mixture: Mixture, stop: StopRequest, resumed: SelfPlayState | None = None) -> Any:
     """The SB3 callback that grows the snapshot pool, evaluates, checkpoints and stops (built here:
     SB3 is imported lazily). ``resumed`` is the state of the checkpoint a resumed run starts from."""
     from stable_baselines3.common.callbacks import BaseCallback

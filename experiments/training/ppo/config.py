@@ -16,6 +16,7 @@ from experiments.common.cli import (
     seed_value,
 )
 from experiments.common.parallel import LOCAL
+from experiments.training.opponents import SNAPSHOT, legacy_mixture
 from experiments.training.runs import default_out, settings_json
 
 
@@ -62,10 +63,10 @@ class PPOConfig:
             "choices": ("win", "vp"),
         },
     )
-    opponents: str = field(
-        default="value=0.6,hoarder=0.1,random=0.05,self=0.25",
+    opponents: tuple[str, ...] = field(
+        default=("value@0.6", "hoarder@0.1", "random@0.05", "snapshot@0.25"),
         metadata={
-            "help": "opponent mixture: registry agents and 'self' (the snapshot pool) with weights",
+            "help": "opponent mixture: SPEC@WEIGHT items (agent specs; 'snapshot': the learner's saved past versions)",
             "section": "opponents",
         },
     )
@@ -146,6 +147,10 @@ class PPOConfig:
     )
     ent_coef: float = field(default=0.0, metadata={"help": "entropy bonus coefficient", "type": non_negative})
     vf_coef: float = field(default=0.5, metadata={"help": "value-loss coefficient", "type": non_negative})
+
+    def __post_init__(self) -> None:
+        if isinstance(self.opponents, str):  # a run folder of an earlier version: "value=0.6,self=0.25"
+            object.__setattr__(self, "opponents", legacy_mixture(self.opponents, {"self": SNAPSHOT}))
 
     def settings(self) -> dict[str, Any]:
         """The settings as ``settings.json`` and ``training.json`` record them: paths as text,

@@ -1,8 +1,8 @@
-"""The opponents of the learner in self-play: the heuristics and a growing pool of its own snapshots.
-
-``--opponents`` sets the mixture, e.g. ``value=0.6,hoarder=0.1,random=0.05,self=0.25``:
-``self`` is the total weight of the snapshots, shared evenly among them.
-"""
+"""MaskablePPO's opponents: its ``--opponents`` mixture, ``SPEC@WEIGHT`` items as every trainer
+here takes them (:class:`experiments.training.opponents.Mixture`), as a pool of agent factories for
+the Gymnasium wrapper. Each agent spec plays at its weight; ``snapshot`` is the learner's saved
+past versions, its weight shared evenly among the snapshots kept. The learner itself (``self`` in
+the self-play trainer) is not an opponent here: the environments may step in other processes."""
 
 from __future__ import annotations
 
@@ -11,18 +11,25 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from agents import make_agent
 from agents.ppo_agent import PPOAgent
 from biblios_env.agent_interface import Agent
 from biblios_env.gym_env import OpponentPool
+from experiments.common.match import build_agent, parse_agent_spec
+from experiments.training.opponents import SNAPSHOT, Mixture
 
-#: The name of the snapshot pool in a mixture.
-SELF: Final = "self"
+#: The names of a MaskablePPO mixture besides agent specs.
+SPECIAL: Final = (SNAPSHOT,)
 
 
-def heuristic_factory(name: str) -> Agent:
-    """A fresh registry agent (module level, so a pool holding it pickles for SubprocVecEnv)."""
-    return make_agent(name)
+def parse_mixture(items: Sequence[str]) -> Mixture:
+    """The mixture of ``SPEC@WEIGHT`` items (an :class:`~experiments.common.match.AgentSpecError`,
+    a ``ValueError``, naming a bad one)."""
+    return Mixture.parse(items, special=SPECIAL)
+
+
+def spec_factory(spec: str) -> Agent:
+    """A fresh agent of ``spec`` (module level, so a pool holding it pickles for SubprocVecEnv)."""
+    return build_agent(parse_agent_spec(spec))
 
 
 def snapshot_factory(path: str, label: str) -> Agent:
@@ -30,38 +37,20 @@ def snapshot_factory(path: str, label: str) -> Agent:
     return PPOAgent(path, deterministic=False, label=label)
 
 
-def parse_mixture(text: str) -> dict[str, float]:
-    """``"value=0.4,self=0.6"`` -> {"value": 0.4, "self": 0.6}; names are registry agents or ``self``."""
-    mixture: dict[str, float] = {}
-    for item in text.split(","):
-        name, equals, weight = (part.strip() for part in item.partition("="))
-        if not equals:
-            raise ValueError(f"bad opponent mixture item {item!r}: expected name=weight")
-        try:
-            value = float(weight)
-        except ValueError:
-            raise ValueError(f"bad weight {weight!r} for opponent {name!r}") from None
-        if not value >= 0:
-            raise ValueError(f"opponent weight must be >= 0, got {name}={weight}")
-        if name != SELF:
-            make_agent(name)  # ValueError naming the known agents
-        mixture[name] = value
-    if sum(mixture.values()) <= 0:
-        raise ValueError(f"the opponent mixture {text!r} has no positive weight")
-    return mixture
-
-
-def build_pool(mixture: dict[str, float], snapshots: Sequence[Path]) -> OpponentPool:
-    """The opponent pool: each heuristic at its weight, the ``self`` weight shared by the snapshots."""
+def build_pool(mixture: Mixture, snapshots: Sequence[Path]) -> OpponentPool:
+    """The opponent pool: each agent spec at its weight, the ``snapshot`` weight shared by the
+    snapshots; before the first snapshot, uniform random play if the mixture names nothing else."""
     pool = OpponentPool()
-    for name, weight in mixture.items():
-        if name != SELF and weight > 0:
-            pool.add(functools.partial(heuristic_factory, name), weight)
-    if snapshots and mixture.get(SELF, 0.0) > 0:
-        share = mixture[SELF] / len(snapshots)
-        for path in snapshots:
-            pool.add(functools.partial(snapshot_factory, str(path), f"snapshot:{path.stem}"), share)
+    for name, weight in zip(mixture.names, mixture.weights.tolist(), strict=True):
+        if weight <= 0:
+            continue
+        if name != SNAPSHOT:
+            pool.add(functools.partial(spec_factory, name), weight)
+        for path in snapshots if name == SNAPSHOT else ():
+            pool.add(functools.partial(snapshot_factory, str(path), f"snapshot:{path.stem}"), weight / len(snapshots))
+    if len(pool) == 0:
+        pool.add(functools.partial(spec_factory, "random"), 1.0)
     return pool
 
 
-__all__ = ["SELF", "build_pool", "heuristic_factory", "parse_mixture", "snapshot_factory"]
+__all__ = ["SPECIAL", "build_pool", "parse_mixture", "snapshot_factory", "spec_factory"]

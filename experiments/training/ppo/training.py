@@ -23,7 +23,7 @@ from experiments.training.ppo import checkpoint
 from experiments.training.ppo.callback import build_callback
 from experiments.training.ppo.checkpoint import SelfPlayState
 from experiments.training.ppo.config import PPOConfig
-from experiments.training.ppo.opponents import SELF, build_pool, parse_mixture
+from experiments.training.ppo.opponents import build_pool, parse_mixture
 from experiments.training.ppo.warm_start import WarmStartStoppedError, load_network, network_arch, warm_start
 from experiments.training.runs import keep_rows, write_json
 from experiments.training.stopping import StopRequest, resume_line
@@ -102,7 +102,7 @@ def train(
         print(plan(config), flush=True)
     mixture = parse_mixture(config.opponents)
     players = config.players
-    initial_pool = build_pool({name: w for name, w in mixture.items() if name != SELF} or {"random": 1.0}, [])
+    initial_pool = build_pool(mixture, [])
     (out / "monitor").mkdir(exist_ok=True)
     monitor = out / "monitor"
     factories = [
@@ -134,7 +134,7 @@ def train(
             print(
                 f"{'Continuing' if resumed else 'Training'} MaskablePPO to {config.total_steps:,} steps "
                 f"(from {done:,}), {'/'.join(map(str, players))} players, {config.n_envs} envs, "
-                f"opponents {mixture}; output in {out}/",
+                f"opponents {' '.join(config.opponents)}; output in {out}/",
                 flush=True,
             )
             model.learn(
