@@ -3,7 +3,8 @@ each batched game, and how those seats decide.
 
 ``--opponents`` is a mixture of ``SPEC@WEIGHT`` items (:class:`Mixture`): ``self`` (the learning
 network, whose decisions are training samples), ``snapshot`` (a frozen past version of it, drawn
-uniformly from the newest ``--pool-size``), ``random`` (one batched agent for every game) or any
+uniformly from the newest ``--pool-size``), ``exploiter`` (the league's best response to the
+network, :mod:`~experiments.training.league`), ``random`` (one batched agent for every game) or any
 agent spec: one agent for every game if it can act for a batch (a network reading the observation
 alone: one forward for all its seats, through a torch copy of it like the snapshots when it has the
 trainer's shape), else one agent per game and seat, started with its own seed.
@@ -30,11 +31,14 @@ from experiments.training.networks import from_numpy, torch_copy_problem
 from experiments.training.tensors import SparseRows, masked_logits, sample_masked
 
 #: ``--opponents`` names that are not agent specs: the learning network itself, and its snapshots.
-SELF, SNAPSHOT, RANDOM = "self", "snapshot", "random"
+SELF, SNAPSHOT, EXPLOITER, RANDOM = "self", "snapshot", "exploiter", "random"
+#: The names a trainer may give a meaning besides agent specs (each trainer says which it knows).
+TRAINER_NAMES: Final = (SELF, SNAPSHOT, EXPLOITER)
 #: The owner of a seat: the learning network, a snapshot (``SNAPSHOT_BASE + k``), the batched
 #: random agent, or a per-game agent of the pool (``AGENT_BASE + its index in --opponents``).
 LEARNER: Final = 0
 UNIFORM: Final = 1
+EXPLOITER_OWNER: Final = 2
 AGENT_BASE: Final = 100
 SNAPSHOT_BASE: Final = 1000
 
@@ -47,7 +51,7 @@ class Mixture:
     weights: np.ndarray
 
     @staticmethod
-    def parse(items: Sequence[str], special: Sequence[str] = (SELF, SNAPSHOT, RANDOM)) -> Mixture:
+    def parse(items: Sequence[str], special: Sequence[str] = (SELF, SNAPSHOT, EXPLOITER, RANDOM)) -> Mixture:
         """The mixture of ``SPEC@WEIGHT`` items, the one syntax of every trainer's ``--opponents``:
         an agent spec, or one of the names ``special`` that the trainer gives a meaning (``self``:
         the learning network; ``snapshot``: its frozen past versions). An item that does not
@@ -66,13 +70,13 @@ class Mixture:
             if not at or not spec or not value >= 0:
                 hint = f" (write {_spec_weight_items(item)})" if "@" not in item and "=" in item else ""
                 raise AgentSpecError(f"bad --opponents item {item!r}: expected SPEC@WEIGHT with a weight >= 0{hint}")
-            if spec in (SELF, SNAPSHOT) and spec not in special:
-                known = ", ".join(repr(name) for name in special if name in (SELF, SNAPSHOT)) or "none"
+            if spec in TRAINER_NAMES and spec not in special:
+                known = ", ".join(repr(name) for name in special if name in TRAINER_NAMES) or "none"
                 raise AgentSpecError(
                     f"--opponents item {item!r}: {spec!r} is not an opponent of this trainer (its names besides "
                     f"agent specs: {known})"
                 )
-            if spec not in (SELF, SNAPSHOT):
+            if spec not in TRAINER_NAMES:
                 try:
                     agent = build_agent(parse_agent_spec(spec))
                 except (AgentSpecError, ValueError) as error:
@@ -135,6 +139,9 @@ class OpponentPool:
                 self.copies[index] = (network, bool(getattr(agent, "deterministic", False)))
         self.snapshots: list[dict[str, Any]] = []  # state dicts, the newest last
         self.snapshot_networks: list[Any] = []
+        #: The league's exploiter (a best response to the network, trained beside it), once there is one.
+        self.exploiter: Any | None = None
+        self.exploiter_state: dict[str, Any] | None = None
         size, players = games.num_games, games.num_players
         self.owners = np.zeros((size, players), np.int64)
         self.anchor = np.zeros(size, np.int64)
@@ -163,12 +170,14 @@ class OpponentPool:
         self.owners[slot] = owners
 
     def _owner(self, name: str) -> int:
-        if name == SELF or (name == SNAPSHOT and not self.snapshots):
+        if name == SELF or (name == SNAPSHOT and not self.snapshots) or (name == EXPLOITER and self.exploiter is None):
             return LEARNER
         if name == SNAPSHOT:
             return SNAPSHOT_BASE + int(self.rng.integers(len(self.snapshots)))
         if name == RANDOM:
             return UNIFORM
+        if name == EXPLOITER:
+            return EXPLOITER_OWNER
         return AGENT_BASE + self.mixture.names.index(name)
 
     def owner_name(self, owner: int) -> str:
@@ -177,6 +186,8 @@ class OpponentPool:
             return SELF
         if owner == UNIFORM:
             return RANDOM
+        if owner == EXPLOITER_OWNER:
+            return EXPLOITER
         if owner >= SNAPSHOT_BASE:
             return SNAPSHOT
         return self.mixture.names[owner - AGENT_BASE]
@@ -198,6 +209,8 @@ class OpponentPool:
                 actions[chosen] = agent.act_batch(batch.observation[chosen], batch.action_mask[chosen])
             elif owner >= SNAPSHOT_BASE:
                 actions[chosen] = self._forward(self.snapshot_networks[owner - SNAPSHOT_BASE], chosen, False)
+            elif owner == EXPLOITER_OWNER:
+                actions[chosen] = self._forward(self.exploiter, chosen, False)
             else:
                 for slot in chosen.tolist():
                     game = self.games.game(slot)
@@ -231,11 +244,21 @@ class OpponentPool:
         self.snapshots.append(state)
         self.snapshot_networks.append(network)
 
+    def set_exploiter(self, state: dict[str, Any] | None) -> None:
+        """The exploiter's weights (``None``: none yet); it plays the seats ``exploiter`` draws from
+        then on, sampling from its policy as the snapshots do."""
+        self.exploiter_state = state
+        self.exploiter = None
+        if state is not None:
+            self.exploiter = copy.deepcopy(self.template)
+            self.exploiter.modules.load_state_dict(state)
+
     # ------------------------------------------------------------- checkpoints
     def state(self) -> dict[str, Any]:
         """What a checkpoint keeps of the pool (the per-game agents as their seeds)."""
         return {
             "snapshots": self.snapshots,
+            "exploiter": self.exploiter_state,
             "rng": self.rng.bit_generator.state,
             "uniform_rng": self.uniform.rng.bit_generator.state,
             "batched_rngs": {str(index): _rng_state(agent) for index, agent in self.batched.items()},
@@ -250,6 +273,7 @@ class OpponentPool:
         self.snapshots, self.snapshot_networks = [], []
         for snapshot in state["snapshots"]:
             self.add_snapshot(snapshot)
+        self.set_exploiter(state.get("exploiter"))
         self.rng.bit_generator.state = state["rng"]
         self.uniform.rng.bit_generator.state = state["uniform_rng"]
         for index, rng_state in state.get("batched_rngs", {}).items():
@@ -308,7 +332,7 @@ def batch_agent(spec: str, num_players: int, seed: int) -> BatchAgent | None:
     act for a batch (:meth:`~agents.network_agent.NetworkAgent.can_act_batch`), started with
     ``seed`` (a sampling network's draws); ``None`` for an agent that plays game by game, or for
     the names that are not agent specs."""
-    if spec in (SELF, SNAPSHOT, RANDOM):
+    if spec in (*TRAINER_NAMES, RANDOM):
         return None
     agent = build_agent(parse_agent_spec(spec))
     can_act_batch = getattr(agent, "can_act_batch", None)
@@ -336,6 +360,7 @@ def _rng_state(agent: BatchAgent) -> dict[str, Any] | None:
 
 
 __all__ = [
+    "EXPLOITER",
     "LEARNER",
     "RANDOM",
     "SELF",

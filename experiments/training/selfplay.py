@@ -41,6 +41,7 @@ from experiments.common.cli import (
 )
 from experiments.common.errors import CheckpointError, RunFolderError
 from experiments.common.match import AgentSpecError
+from experiments.training.league import league_round, round_due
 from experiments.training.opponents import LEARNER, Mixture
 from experiments.training.rollout import Rollout, returns_and_advantages
 from experiments.training.runs import (
@@ -115,7 +116,8 @@ class Args:
         default=("self@0.6", "snapshot@0.2", "value@0.1", "random@0.1"),
         metadata={
             "help": "who plays the seats beside the network's own in each game: SPEC@WEIGHT items; "
-            "'self' is the network, 'snapshot' its frozen past versions, else agent specs",
+            "'self' is the network, 'snapshot' its frozen past versions, 'exploiter' a best response "
+            "to it trained beside it (a league), else agent specs",
             "section": "opponents",
         },
     )
@@ -123,6 +125,14 @@ class Args:
         default=2_000_000, metadata={"help": "network decisions between snapshots", "type": at_least(1)}
     )
     pool_size: int = field(default=10, metadata={"help": "snapshots kept (the newest)", "type": at_least(1)})
+    exploiter_every: int = field(
+        default=10_000_000,
+        metadata={"help": "network decisions between exploiter rounds (with 'exploiter')", "type": at_least(1)},
+    )
+    exploiter_decisions: int = field(
+        default=2_000_000,
+        metadata={"help": "decisions the exploiter trains each round (with 'exploiter')", "type": at_least(1)},
+    )
     eval_every: int = field(
         default=5_000_000,
         metadata={
@@ -251,7 +261,7 @@ def train(
     resume: bool = False,
     stop: StopRequest | None = None,
     flags: Sequence[str] = (),
-    module: str = MODULE,
+    module: str | None = MODULE,
 ) -> Run:
     """Train until ``args.decisions`` network decisions (see the module docstring).
 
@@ -264,7 +274,8 @@ def train(
 
     ``stop`` replaces the Ctrl-C handler (a caller that stops the run itself, e.g. after some updates);
     ``flags`` are the options the printed resume command repeats, ``module`` the command it names
-    (a command that trains through this one, such as :mod:`experiments.exploit`).
+    (a command that trains through this one, such as :mod:`experiments.exploit`; ``None``: no
+    resume line, for a run inside another run, the league's exploiter).
     """
     run = start(args, resume)
     print(plan(args, int(run.counters["decisions"])), flush=True)
@@ -275,6 +286,10 @@ def train(
     try:
         with ThreadPoolExecutor(max_workers=1) as learner, stop or StopRequest() as stop:
             while counters["decisions"] < args.decisions and not stop.requested:
+                if round_due(run):  # first, so that a run resumed inside a round finishes it where it began
+                    league_round(run, stop, train)
+                    if stop.requested:
+                        break
                 began = time.perf_counter()
                 games_before, decisions_before = counters["games"], counters["decisions"]
                 training = learner.submit(run.update, run.pending) if args.pipeline and run.pending else None
@@ -305,7 +320,7 @@ def train(
                 watch.evaluation(evaluate(run, args.out / "policy.npz"))  # the curve ends at the final network
                 counters["last_eval"] = counters["decisions"]
             run.save(args.out / "checkpoint.pt")
-            if stop.requested:
+            if stop.requested and module is not None:
                 print(resume_line(module, args.out, f"at {counters['decisions']:,} decisions", flags), flush=True)
     finally:
         watch.close()
