@@ -41,7 +41,8 @@ from experiments.common.cli import (
 )
 from experiments.common.errors import CheckpointError, RunFolderError
 from experiments.common.match import AgentSpecError
-from experiments.training.league import league_round, round_due
+from experiments.common.parallel import BACKENDS, LOCAL
+from experiments.training.league import League
 from experiments.training.opponents import LEARNER, Mixture
 from experiments.training.rollout import Rollout, returns_and_advantages
 from experiments.training.runs import (
@@ -132,6 +133,14 @@ class Args:
     exploiter_decisions: int = field(
         default=2_000_000,
         metadata={"help": "decisions the exploiter trains each round (with 'exploiter')", "type": at_least(1)},
+    )
+    backend: str = field(
+        default=LOCAL,
+        metadata={
+            "help": "where the exploiter trains: in this process, the network waiting (local), or in a Ray actor "
+            "while the network trains on (ray: the cluster at RAY_ADDRESS, else a local Ray)",
+            "choices": BACKENDS,
+        },
     )
     eval_every: int = field(
         default=5_000_000,
@@ -280,16 +289,16 @@ def train(
     run = start(args, resume)
     print(plan(args, int(run.counters["decisions"])), flush=True)
     watch = Watch(run, resume)
+    league = League(run, train)
     counters = run.counters
     last_checkpoint = time.perf_counter()
     losses: dict[str, float] = {}
     try:
         with ThreadPoolExecutor(max_workers=1) as learner, stop or StopRequest() as stop:
             while counters["decisions"] < args.decisions and not stop.requested:
-                if round_due(run):  # first, so that a run resumed inside a round finishes it where it began
-                    league_round(run, stop, train)
-                    if stop.requested:
-                        break
+                league.step(stop)  # first, so that a run resumed inside a round finishes it where it began
+                if stop.requested:
+                    break
                 began = time.perf_counter()
                 games_before, decisions_before = counters["games"], counters["decisions"]
                 training = learner.submit(run.update, run.pending) if args.pipeline and run.pending else None
@@ -315,6 +324,7 @@ def train(
                 run.update(run.pending)
                 run.pending = None
                 run.sync_actor()
+            league.close(stopped=stop.requested)
             export(run, args.out / "policy.npz")
             if not stop.requested and args.eval_every and counters["last_eval"] < counters["decisions"]:
                 watch.evaluation(evaluate(run, args.out / "policy.npz"))  # the curve ends at the final network
@@ -323,6 +333,7 @@ def train(
             if stop.requested and module is not None:
                 print(resume_line(module, args.out, f"at {counters['decisions']:,} decisions", flags), flush=True)
     finally:
+        league.close(stopped=True)
         watch.close()
     if args.plot:
         plot_curve(args.out)

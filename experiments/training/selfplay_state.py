@@ -54,7 +54,7 @@ class Run:
         self.pool = OpponentPool(Mixture.parse(args.opponents), self.games, self.network, args.pool_size, args.seed,
                                  torch)  # fmt: skip
         self.counters = {"decisions": 0, "games": 0, "updates": 0, "wall_seconds": 0.0, "last_snapshot": 0,
-                         "last_eval": 0, "last_exploiter": 0, "exploiter_rounds": 0}  # fmt: skip
+                         "last_eval": 0, "last_exploiter": 0, "exploiter_rounds": 0, "exploiter_sent": 0}  # fmt: skip
         self.win_stats: dict[str, list[float]] = {}
 
     def record_game(self, slot: int) -> None:

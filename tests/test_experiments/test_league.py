@@ -133,3 +133,41 @@ def test_maskable_ppo_has_no_exploiter() -> None:
 
     with pytest.raises(ValueError, match="'exploiter' is not an opponent of this trainer"):
         parse_mixture(["value@0.5", "exploiter@0.5"])
+
+
+def test_a_league_on_a_two_node_ray_cluster_runs_stops_and_resumes_to_the_uninterrupted_run(
+    tmp_path: Path,
+) -> None:
+    """``--backend ray``: the exploiter trains in a Ray actor while the network trains on, its
+    round joining the pool at the next round's start; a run stopped with a round in flight sends
+    it again on resume and logs what the uninterrupted run logs."""
+    ray = require("ray")
+    from ray.cluster_utils import Cluster
+
+    class StopAfterUpdates(StopRequest):
+        def after_update(self, run: Run) -> None:
+            self.requested = self.requested or run.counters["updates"] >= 9  # round 1 in flight (sent at 415)
+
+    ray.shutdown()
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    cluster.add_node(num_cpus=1)
+    try:
+        ray.init(address=cluster.address, log_to_driver=False)
+        cluster.wait_for_nodes()
+        settings = {**TINY, "backend": "ray"}
+        whole = Args(out=tmp_path / "whole", decisions=1500, **settings)  # type: ignore[arg-type]
+        finished = train(whole)
+        assert finished.counters["exploiter_rounds"] == finished.counters["exploiter_sent"] == 3
+        trained = int(_progress(league.exploiter_folder(whole.out))[-1]["decisions"])
+        assert 3 * 300 <= trained < 3 * 300 + 200  # the last round, in flight at the end, was waited for
+        parts = Args(out=tmp_path / "parts", decisions=1500, **settings)  # type: ignore[arg-type]
+        stopped = train(parts, stop=StopAfterUpdates())
+        assert stopped.counters["exploiter_sent"] == 1 and stopped.counters["exploiter_rounds"] == 0
+        assert not (league.exploiter_folder(parts.out) / "checkpoint.pt").exists()  # the round in flight was dropped
+        train(parts, resume=True)
+        _same_rows(_progress(whole.out), _progress(parts.out))
+        _same_rows(_progress(league.exploiter_folder(whole.out)), _progress(league.exploiter_folder(parts.out)))
+        assert ray.is_initialized()  # a Ray the caller started is left running
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
