@@ -55,7 +55,7 @@ from experiments.training.runs import (
     write_json,
 )
 from experiments.training.selfplay_state import Run
-from experiments.training.selfplay_watch import MODULE, Watch, evaluate, export, plot_curve
+from experiments.training.selfplay_watch import MODULE, Watch, evaluate, export, plan, plot_curve
 from experiments.training.stopping import StopRequest, resume_line, stopped_at_once
 from experiments.training.tensors import SparseRows
 
@@ -127,12 +127,10 @@ class Args:
     )
     pool_size: int = field(default=10, metadata={"help": "snapshots kept (the newest)", "type": at_least(1)})
     exploiter_every: int = field(
-        default=10_000_000,
-        metadata={"help": "network decisions between exploiter rounds (with 'exploiter')", "type": at_least(1)},
+        default=10_000_000, metadata={"help": "decisions between exploiter rounds", "type": at_least(1)}
     )
     exploiter_decisions: int = field(
-        default=2_000_000,
-        metadata={"help": "decisions the exploiter trains each round (with 'exploiter')", "type": at_least(1)},
+        default=2_000_000, metadata={"help": "exploiter decisions a round", "type": at_least(1)}
     )
     backend: str = field(
         default=LOCAL,
@@ -234,19 +232,6 @@ def prepare(run: Run, rollout: Rollout) -> tuple[Rollout, Rollout | None]:
 
 
 # ----------------------------------------------------------------------------- the main loop
-def plan(args: Args, done: int) -> str:
-    """What the run will do (the console line of each update adds the ETA)."""
-    evaluations = (
-        f"every {args.eval_every:,} decisions against {args.eval_opponent} ({args.eval_deals} duplicate deals)"
-        if args.eval_every
-        else "none"
-    )
-    return (
-        f"plan: {args.algo} to {args.decisions:,} network decisions (from {done:,}), {args.num_games} games of "
-        f"{args.players} players at once, opponents {' '.join(args.opponents)}; evaluations {evaluations}"
-    )
-
-
 def start(args: Args, resume: bool) -> Run:
     """A new run in ``args.out``, or the run there continued from its checkpoint."""
     out = args.out
@@ -274,17 +259,12 @@ def train(
 ) -> Run:
     """Train until ``args.decisions`` network decisions (see the module docstring).
 
-    With ``--pipeline`` (the default) the two cores work at once: while the games are played by
-    the actor network (the main thread), the learner (a second thread; torch releases the
-    interpreter in its kernels) trains the network on the rollout before. At each rollout's end
-    the actor takes the learner's weights, so a rollout is played by the network of one update
-    before (PPO's ratio corrects for it), and the run stays deterministic: what each side computes
-    does not depend on their timing.
-
-    ``stop`` replaces the Ctrl-C handler (a caller that stops the run itself, e.g. after some updates);
-    ``flags`` are the options the printed resume command repeats, ``module`` the command it names
-    (a command that trains through this one, such as :mod:`experiments.exploit`; ``None``: no
-    resume line, for a run inside another run, the league's exploiter).
+    With ``--pipeline`` (the default) a second thread trains the network on the last rollout while
+    the actor (one update behind: PPO's ratio corrects for it) plays the next; each side's work
+    does not depend on their timing, so a run is deterministic. ``stop`` replaces the Ctrl-C
+    handler; ``flags`` are the options the printed resume command repeats, ``module`` the command
+    it names (``experiments.exploit`` trains through this one; ``None``: no resume line, for the
+    league's exploiter, a run inside another run).
     """
     run = start(args, resume)
     print(plan(args, int(run.counters["decisions"])), flush=True)

@@ -27,6 +27,25 @@ PROGRESS_COLUMNS: Final = (
 SELFPLAY_EVAL_COLUMNS: Final = ("decisions", "wall_seconds", *EVAL_COLUMNS)
 
 
+def plan(args: Any, done: int) -> str:
+    """What the run will do (the console line of each update adds the ETA)."""
+    evaluations = (
+        f"every {args.eval_every:,} decisions against {args.eval_opponent} ({args.eval_deals} duplicate deals)"
+        if args.eval_every
+        else "none"
+    )
+    league = (
+        f"; an exploiter every {args.exploiter_every:,} decisions ({args.exploiter_decisions:,} each round, "
+        f"{args.backend})"
+        if any(item.startswith("exploiter@") for item in args.opponents)
+        else ""
+    )
+    return (
+        f"plan: {args.algo} to {args.decisions:,} network decisions (from {done:,}), {args.num_games} games of "
+        f"{args.players} players at once, opponents {' '.join(args.opponents)}; evaluations {evaluations}{league}"
+    )
+
+
 class Watch:
     """progress.csv, eval.csv, TensorBoard and the console line of a run."""
 
