@@ -14,7 +14,6 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
-import operator
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -22,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from biblios_env.actions import is_action_id
 from biblios_env.agent_interface import Agent, AgentObservation, Observer
 from biblios_env.engine import Game, IllegalActionError
 from biblios_env.engine.config import GameConfig
@@ -341,12 +341,12 @@ def play_game(
             ) from error
         seconds[seat] += time.perf_counter() - start
         decisions[seat] += 1
-        if isinstance(action, bool) or not hasattr(action, "__index__"):
+        if not is_action_id(action):
             raise AgentError(
                 f"agent {labels[seat]!r} in seat {seat} (game seed {seed}) returned {action!r:.80}, "
                 "not an int action id"
             )
-        return operator.index(action)
+        return int(action)
 
     try:
         play_out(game, ask, _view_feed(agents, labels, seed))

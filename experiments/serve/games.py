@@ -22,13 +22,13 @@ so its later choices may differ from those an uninterrupted server would have ma
 
 from __future__ import annotations
 
-import operator
 import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from biblios_env.actions import is_action_id
 from biblios_env.agent_interface import Agent, AgentObservation, Observer
 from biblios_env.engine.config import GameConfig
 from biblios_env.engine.game import Game
@@ -202,13 +202,13 @@ class LiveGame:
 
     def apply_bot(self, seat: int, action: object) -> None:
         """The move ``seat``'s bot chose; BotFaultError if it is not a legal action there."""
-        if isinstance(action, bool) or not hasattr(action, "__index__") or self.game.current_player != seat:
+        if not is_action_id(action) or self.game.current_player != seat:
             raise BotFaultError(self.fault(seat, f"chose {action!r:.80}, which is not an action id"))
-        if operator.index(action) not in self.game.legal_actions():
+        if int(action) not in self.game.legal_actions():
             raise BotFaultError(self.fault(seat, f"chose {action!r:.80}, which is not a legal action"))
         if self.autoplay:
             self.steps_asked -= 1
-        self.apply(operator.index(action))
+        self.apply(int(action))
 
     # ------------------------------------------------------------------ the player
     def player_to_act(self) -> bool:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 from agents.heuristics import ValueAgent
@@ -117,3 +119,35 @@ def test_play_game_shows_an_observer_its_view_after_every_action() -> None:
 def test_an_observer_that_crashes_is_named() -> None:
     with pytest.raises(AgentError, match=r"agent 'watcher' in seat 1 crashed observing the game .*lost my glasses"):
         play_game([ValueAgent(), Watcher(crash=True)], 5)
+
+
+@pytest.mark.parametrize("answer", [2.0, True, "2", np.float32(2.0)])
+def test_an_answer_that_is_not_an_action_id_is_the_agents_fault(answer: object) -> None:
+    """The envs' rule (:func:`biblios_env.actions.is_action_id`): a float, a bool or text is not a
+    move, whatever it would convert to."""
+
+    class Odd:
+        name = "odd"
+
+        def start_game(self, seat: int, num_players: int, seed: int | None = None) -> None:
+            pass
+
+        def act(self, observation: Any) -> object:
+            return answer
+
+    with pytest.raises(AgentError, match=r"agent 'odd' in seat 0 .* not an int action id"):
+        play_game([Odd(), build_agent(parse_agent_spec("random"))], seed=1)
+
+
+def test_a_numpy_integer_answer_is_a_move() -> None:
+    class NumpyRandom:
+        name = "numpy"
+
+        def start_game(self, seat: int, num_players: int, seed: int | None = None) -> None:
+            self.rng = np.random.default_rng(seed)
+
+        def act(self, observation: Any) -> object:
+            return np.int64(self.rng.choice(observation.legal_actions))
+
+    result = play_game([NumpyRandom(), build_agent(parse_agent_spec("random"))], seed=1)
+    assert sum(result.decisions) > 0

@@ -340,3 +340,38 @@ def test_the_experiments_packages_import_each_other_without_a_cycle() -> None:
                 graph.setdefault(source, set()).add(_package_of(imported))
     cycle = package_cycle(graph)
     assert cycle is None, "experiments/ packages import each other in a cycle: " + " -> ".join(cycle or [])
+
+
+def other_answer_rules(source: str) -> list[int]:
+    """The lines of ``source`` that judge a value as an action id by another rule than
+    :func:`biblios_env.actions.is_action_id`: ``hasattr(x, "__index__")`` or ``operator.index(x)``
+    (which let through any object with ``__index__``, where the envs refuse all but integers)."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        function = node.func
+        if isinstance(function, ast.Name) and function.id == "hasattr" and len(node.args) == 2:
+            name = node.args[1]
+            if isinstance(name, ast.Constant) and name.value == "__index__":
+                lines.append(node.lineno)
+        elif (
+            isinstance(function, ast.Attribute)
+            and function.attr == "index"
+            and isinstance(function.value, ast.Name)
+            and function.value.id == "operator"
+        ):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_the_answer_rule_check_finds_another_rule() -> None:
+    assert other_answer_rules('ok = hasattr(action, "__index__")\nn = operator.index(action)\n') == [1, 2]
+    assert other_answer_rules("ok = is_action_id(action)\nn = int(action)\n") == []
+
+
+def test_every_game_loop_judges_an_answer_by_the_envs_rule() -> None:
+    """The tournament, the server, the terminal game and the envs accept the same answers from an
+    agent: one rule, :func:`biblios_env.actions.is_action_id`."""
+    found = {module: lines for module, path in MODULES.items() if (lines := other_answer_rules(path.read_text()))}
+    assert not found, f"answers judged by another rule than is_action_id: {found}"
