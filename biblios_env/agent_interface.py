@@ -70,8 +70,9 @@ class Agent(Protocol):
 class Observer(Protocol):
     """An agent that also follows the game between its own decisions (optional).
 
-    A game loop that supports it (the experiments' :func:`~experiments.common.match.play_game`) calls
-    ``observe`` with the seat's view after every action it applies, whoever chose it, so the agent
+    The experiments' game loops (the tournament's, the server's and the terminal game's, through
+    one helper, ``experiments.common.match.show_views``) call ``observe`` with the seat's view
+    after every action they apply, whoever chose it, so the agent
     sees each opponent's bid, not only the table as it stands when its own turn comes round. An
     agent must still play well where nobody calls it (``act`` always gets the current view).
     """

@@ -16,7 +16,7 @@ import importlib
 import inspect
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -250,22 +250,34 @@ def play_out(game: Game, decide: Decide, after_action: Callable[[Game], None] | 
             after_action(game)
 
 
+def show_views(game: Game, agents: Mapping[int, Agent], fault: Callable[[int, BaseException], Exception]) -> None:
+    """Show each :class:`Observer` among ``agents`` (by seat) its seat's view of ``game`` (RULES
+    §7): what every game loop here (the tournament's, the server's, the terminal's) does after
+    each action, so an agent that follows the game sees the same in all of them. An agent that
+    crashes there raises ``fault(seat, error)``, the loop's own error."""
+    for seat, agent in agents.items():
+        if isinstance(agent, Observer):
+            try:
+                agent.observe(player_view(game.state, seat))
+            except AGENT_FAULTS as error:
+                raise fault(seat, error) from error
+
+
 def _view_feed(agents: Sequence[Agent], labels: Sequence[str], seed: int) -> Callable[[Game], None] | None:
-    """What :func:`play_game` calls after every action: each :class:`Observer` agent is shown its
-    seat's view (AgentError naming the agent and the game if it crashes); ``None`` without one."""
-    observers = [(seat, agent) for seat, agent in enumerate(agents) if isinstance(agent, Observer)]
+    """What :func:`play_game` calls after every action (:func:`show_views`, an AgentError naming
+    the agent and the game if one crashes); ``None`` without an observer."""
+    observers = {seat: agent for seat, agent in enumerate(agents) if isinstance(agent, Observer)}
     if not observers:
         return None
 
     def show(game: Game) -> None:
-        for seat, agent in observers:
-            try:
-                agent.observe(player_view(game.state, seat))
-            except AGENT_FAULTS as error:
-                raise AgentError(
-                    f"agent {labels[seat]!r} in seat {seat} crashed observing the game (game seed {seed}, "
-                    f"action {len(game.history)}): {type(error).__name__}: {error}"
-                ) from error
+        def fault(seat: int, error: BaseException) -> Exception:
+            return AgentError(
+                f"agent {labels[seat]!r} in seat {seat} crashed observing the game (game seed {seed}, "
+                f"action {len(game.history)}): {type(error).__name__}: {error}"
+            )
+
+        show_views(game, observers, fault)
 
     return show
 

@@ -18,7 +18,7 @@ from biblios_env.cards import IS_GOLD
 from biblios_env.engine.game import Game
 from biblios_env.engine.state import Decision
 from biblios_env.engine.views import PlayerView, player_view
-from experiments.common.match import build_agent, parse_agent_spec, seat_observation
+from experiments.common.match import build_agent, parse_agent_spec, seat_observation, show_views
 from experiments.table.menus import HELP, Choice, auto_payment, capacity, menu, parse_answer
 from experiments.table.narration import Before, Narrator, print_lines
 from experiments.table.screen import Screen
@@ -99,7 +99,11 @@ class TerminalGame:
         """Apply one action and tell the table what it could see of it."""
         before = Before.of(self.state)
         self.game.apply(action)
+        show_views(self.game, self.agents, self._observer_fault)
         print_lines(self.console, self.narrator.tell(before, self.state, action, forced))
+
+    def _observer_fault(self, seat: int, error: BaseException) -> Exception:
+        return LeaveGameError(f"{self.screen.name(seat)} crashed observing the game: {type(error).__name__}: {error}")
 
     # ------------------------------------------------------------------ asking
     def _ask(self, legal: list[int]) -> list[int]:

@@ -29,13 +29,13 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from biblios_env.actions import is_action_id
-from biblios_env.agent_interface import Agent, AgentObservation, Observer
+from biblios_env.agent_interface import Agent, AgentObservation
 from biblios_env.engine.config import GameConfig
 from biblios_env.engine.game import Game
 from biblios_env.engine.log import GameLogError, game_digest, replay
 from biblios_env.engine.state import NO_SEAT
 from biblios_env.engine.views import player_view
-from experiments.common.match import AGENT_FAULTS, build_agent, parse_agent_spec
+from experiments.common.match import AGENT_FAULTS, build_agent, parse_agent_spec, show_views
 from experiments.common.seeds import AGENT, derive_seed
 from experiments.replay.page_data import Bidding, mark
 from experiments.serve.checks import NewGame
@@ -159,12 +159,11 @@ class LiveGame:
 
     def _show_bots(self) -> None:
         """Each bot that follows the game sees the table as its own seat does (RULES §7)."""
-        for seat, bot in self.bots.items():
-            if isinstance(bot, Observer):
-                try:
-                    bot.observe(player_view(self.game.state, seat))
-                except AGENT_FAULTS as error:
-                    raise BotFaultError(self.fault(seat, "crashed observing the game", error)) from error
+        show_views(
+            self.game,
+            self.bots,
+            lambda seat, error: BotFaultError(self.fault(seat, "crashed observing the game", error)),
+        )
 
     def fault(self, seat: int, what: str, error: BaseException | None = None) -> str:
         """The words of a bot's fault: its label, its seat, the move, and the exception if there is one."""

@@ -16,13 +16,14 @@ from rich.console import Console
 from scenarios import FORBIDDEN_TOMES, auction_game, card, gold
 
 from agents import make_agent
+from agents.random_agent import RandomAgent
 from biblios_env import actions as act
 from biblios_env.agent_interface import AgentObservation
 from biblios_env.cards import CARD_VALUE, CATEGORY_NAMES
 from biblios_env.engine import Game
 from biblios_env.engine.log import load_log
 from biblios_env.engine.state import Decision
-from biblios_env.engine.views import player_view
+from biblios_env.engine.views import PlayerView, player_view
 from experiments.common.match import build_agent, parse_agent_spec
 from experiments.play import TerminalGame, auto_payment, build_parser, main, menu, parse_answer
 
@@ -208,6 +209,39 @@ def test_a_crashing_agent_ends_the_game_with_a_message(monkeypatch: pytest.Monke
     monkeypatch.setattr("experiments.play.cli.build_agent", lambda spec: CrashingAgent())
     code, output = run(["--seed", "3", "--seat", "1"], lambda prompt: "1")
     assert code == 1 and "crashed: RuntimeError: boom" in output
+
+
+class Watcher(RandomAgent):
+    """A random agent that follows the game (an :class:`~biblios_env.agent_interface.Observer`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.views: list[PlayerView] = []
+
+    def observe(self, view: PlayerView) -> None:
+        self.views.append(view)
+
+
+def test_an_agent_that_follows_the_game_is_shown_every_move_as_in_a_tournament(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The terminal game feeds observers as the tournament and the server do: its own seat's
+    view after every action, whoever chose it (the human's moves and the forced ones too)."""
+    watchers: list[Watcher] = []
+
+    def watcher(spec: object) -> Watcher:
+        watchers.append(Watcher())
+        return watchers[-1]
+
+    monkeypatch.setattr("experiments.play.cli.build_agent", watcher)
+    log_path = tmp_path / "game.json"
+    code, output = run(["--opponents", "random", "--seed", "3", "--save-log", str(log_path)], Script())
+    assert code == 0, output[-2000:]
+    (seen,) = watchers
+    game = load_log(log_path)
+    assert len(seen.views) == len(game.history)  # one view per action
+    assert {view.seat for view in seen.views} == {1}  # its own seat's
+    assert seen.views[-1] == player_view(game.state, 1)  # the last shows the finished table
 
 
 def test_bid_without_an_amount_says_what_to_type() -> None:
