@@ -1,38 +1,29 @@
-"""The replay page as one self-contained HTML file: the template ``page.html`` with the board
-``board.html``, the style ``page.css``, the scripts ``table.js`` (the table's drawing) and
-``page.js`` (the timeline) and the game's data (:mod:`experiments.replay.page_data`) written inside
-it. Nothing is fetched when the page opens (its content security policy forbids it too), so it
-works from disk, offline, in any browser. The play page (:mod:`experiments.serve`) draws its table
-with the same board, style and ``table.js`` (:func:`package_text`).
+"""The replay page as one self-contained HTML file: the template ``page.html`` with the table's
+board, style and drawing (:mod:`experiments.table.web`: ``board.html``, ``table.css``,
+``table.js``, which the play page of :mod:`experiments.serve` shares), the timeline's script
+``page.js`` and the game's data (:mod:`experiments.replay.page_data`) written inside it. Nothing is
+fetched when the page opens (its content security policy forbids it too), so it works from disk,
+offline, in any browser.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from importlib import resources
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from experiments.replay.page_data import page_data
 from experiments.replay.timeline import SavedGame, read_saved_game
+from experiments.table.web import asset, data_json
 
 #: Where the template takes each inlined part: ``<!-- replay:NAME -->``.
 _SLOT: Final = re.compile(r"<!-- replay:(style|script|data|board) -->")
-#: Characters that could end the data's ``<script>`` element or open a comment in it, written as
-#: JSON escapes (``</script>`` in an agent's label stays text).
-_UNSAFE_IN_SCRIPT: Final = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 
 
-def package_text(name: str) -> str:
-    """A file of this package's page: ``board.html``, ``page.css``, ``table.js``, ..."""
+def own_text(name: str) -> str:
+    """A file of the replay page itself: ``page.html`` (the template) or ``page.js`` (the timeline)."""
     return resources.files("experiments.replay").joinpath(name).read_text(encoding="utf-8")
-
-
-def data_json(data: dict[str, Any]) -> str:
-    """The page data as compact JSON that is safe inside a ``<script>`` element."""
-    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
-    return re.sub("[<>&]", lambda match: _UNSAFE_IN_SCRIPT[match.group()], text)
 
 
 def page_html(saved: SavedGame, *, open_seat: int | None = None) -> str:
@@ -42,12 +33,12 @@ def page_html(saved: SavedGame, *, open_seat: int | None = None) -> str:
     data = page_data(saved)
     data["openView"] = 0 if open_seat is None else open_seat + 1
     parts = {
-        "style": package_text("page.css"),
-        "script": package_text("table.js") + package_text("page.js"),
+        "style": asset("table.css"),
+        "script": asset("table.js") + own_text("page.js"),
         "data": data_json(data),
-        "board": package_text("board.html"),
+        "board": asset("board.html"),
     }
-    return _SLOT.sub(lambda match: parts[match.group(1)], package_text("page.html"))
+    return _SLOT.sub(lambda match: parts[match.group(1)], own_text("page.html"))
 
 
 def write_page(log_path: str | Path, out_path: str | Path, *, open_seat: int | None = None) -> Path:

@@ -37,12 +37,12 @@ from biblios_env.engine.state import NO_SEAT
 from biblios_env.engine.views import player_view
 from experiments.common.match import AGENT_FAULTS, build_agent, parse_agent_spec, show_views
 from experiments.common.seeds import AGENT, derive_seed
-from experiments.replay.page_data import Bidding, mark
 from experiments.serve.checks import NewGame
 from experiments.serve.errors import ApiError, redact_paths
 from experiments.serve.labels import legal_labels
 from experiments.serve.specs import BotRules
 from experiments.table.narration import Before, Line, Narrator
+from experiments.table.page_data import Bidding, mark
 from experiments.table.screen import Screen
 
 #: The label of the player's seat in the log (the terminal game writes the same).

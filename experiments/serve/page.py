@@ -1,5 +1,5 @@
-"""The play page: one HTML document, the template ``page.html`` with the replay page's board, style
-and table drawing (:mod:`experiments.replay.page`: ``board.html``, ``page.css``, ``table.js``),
+"""The play page: one HTML document, the template ``page.html`` with the table's board, style and
+drawing, shared with the replay page (:mod:`experiments.table.web`: ``board.html``, ``table.css``, ``table.js``),
 this page's own style and script (``page.css``, ``page.js``) and its data (the agents offered by
 name, the card table, whether games are saved) written inside it. The page talks to the JSON API of
 its own server and nothing else (its content security policy says so)."""
@@ -10,10 +10,10 @@ import re
 from importlib import resources
 from typing import Final
 
-from experiments.replay.page import data_json, package_text
-from experiments.replay.page_data import table_data
 from experiments.serve.games import HINT_AGENT
 from experiments.serve.specs import agent_choices
+from experiments.table.page_data import table_data
+from experiments.table.web import asset, data_json
 
 #: Where the template takes each inlined part: ``<!-- serve:NAME -->``.
 _SLOT: Final = re.compile(r"<!-- serve:(style|script|data|board) -->")
@@ -40,9 +40,9 @@ def play_page(*, persistent: bool) -> str:
         "persistent": persistent,
     }
     parts = {
-        "style": package_text("page.css") + _own_text("page.css"),
-        "script": package_text("table.js") + _own_text("page.js"),
+        "style": asset("table.css") + _own_text("page.css"),
+        "script": asset("table.js") + _own_text("page.js"),
         "data": data_json(data),
-        "board": package_text("board.html"),
+        "board": asset("board.html"),
     }
     return _SLOT.sub(lambda match: parts[match.group(1)], _own_text("page.html"))

@@ -1,5 +1,5 @@
 """The ``VIEW`` every response about a game carries: the player's seat's view of it and nothing
-more (RULES §7). The table is the replay page's seat scene (:func:`experiments.replay.scenes.seat_scene`),
+more (RULES §7). The table is the replay page's seat scene (:func:`experiments.table.scenes.seat_scene`),
 built from the engine's :func:`~biblios_env.engine.views.player_view` of that seat, never from the
 state; the news is the narration as that seat saw it; the legal actions are asked only on its own
 turn. What the state alone gives is public by the rules: the final score (every hand is scored in the
@@ -15,11 +15,11 @@ from typing import Any
 
 from biblios_env.engine.state import Decision
 from biblios_env.engine.views import player_view
-from experiments.replay.page_data import final_score, line_data
-from experiments.replay.scenes import seat_scene
 from experiments.serve.games import LiveGame
 from experiments.serve.labels import question
 from experiments.table.menus import capacity
+from experiments.table.page_data import final_score, line_data
+from experiments.table.scenes import seat_scene
 
 
 def game_view(live: LiveGame, *, thinking: bool = False) -> dict[str, Any]:

@@ -28,8 +28,8 @@ from biblios_env.engine.views import player_view
 from experiments.common.match import parse_agent_spec, play_game
 from experiments.play import main as play_main
 from experiments.replay import main, page_data, page_html, read_saved_game, walk
-from experiments.replay.scenes import seat_scene
 from experiments.table.narration import Line
+from experiments.table.scenes import seat_scene
 from experiments.tournament import TournamentConfig, run_tournament
 from experiments.tournament import main as tournament_main
 

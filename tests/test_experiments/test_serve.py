@@ -38,7 +38,6 @@ from biblios_env.engine.views import PlayerView, player_view  # noqa: E402
 from experiments import replay as replay_command  # noqa: E402
 from experiments.benchmarks.serve import Client, GameRecord, run_load, running_server  # noqa: E402
 from experiments.common.match import registry  # noqa: E402
-from experiments.replay.scenes import SCENE_FIELDS  # noqa: E402
 from experiments.serve import views  # noqa: E402
 from experiments.serve.app import MAX_BODY, create_app  # noqa: E402
 from experiments.serve.checks import NEW_GAME_FIELDS, NewGame  # noqa: E402
@@ -46,6 +45,7 @@ from experiments.serve.labels import legal_labels  # noqa: E402
 from experiments.serve.specs import BotRules  # noqa: E402
 from experiments.serve.storage import DataFolder  # noqa: E402
 from experiments.serve.store import GameStore  # noqa: E402
+from experiments.table.scenes import SCENE_FIELDS  # noqa: E402
 
 #: The keys every VIEW has (docs/serve.md).
 VIEW_KEYS = {

@@ -109,11 +109,12 @@ def test_wheel_ships_the_policies_as_package_data(wheel: Path) -> None:
     assert not missing, f"the wheel lacks agents/policies/{missing}"
 
 
-def test_wheel_ships_the_replay_page_files(wheel: Path) -> None:
-    """Every replay page inlines its template, board, style and scripts from the installed package, and
-    the play page (experiments.serve) its own with the replay page's board, style and table drawing."""
+def test_wheel_ships_the_page_files(wheel: Path) -> None:
+    """Every replay page and the play page (experiments.serve) inline the table's board, style and
+    drawing and their own template and scripts from the installed package."""
     names = set(_names(wheel))
-    files = [f"replay/{name}" for name in ("page.html", "board.html", "page.css", "table.js", "page.js")]
+    files = [f"table/{name}" for name in ("board.html", "table.css", "table.js")]
+    files += [f"replay/{name}" for name in ("page.html", "page.js")]
     files += [f"serve/{name}" for name in ("page.html", "page.css", "page.js")]
     missing = [name for name in files if f"experiments/{name}" not in names]
     assert not missing, f"the wheel lacks experiments/{missing}"

@@ -1,6 +1,6 @@
 /* The table as both pages draw it: the replay page (experiments/replay) and the play page
    (experiments/serve). It lays out one scene (what one perspective shows at one moment, computed
-   in Python: experiments/replay/scenes.py) into the board's elements (board.html): the dice, the
+   in Python: experiments/table/scenes.py) into the board's elements (board.html): the dice, the
    card in play, the piles, the discards, the seats and the final score, with the narration's
    sentences. It knows no rule of the game; each page says what differs (whose view it is, the bids
    so far, the score once shown). */
@@ -30,7 +30,7 @@ const BibliosTable = (function () {
   }
 
   /* The drawing functions for one game: DATA holds its "names" (per seat) and the card table
-     ("cards", "categories", "colours"), as experiments/replay/page_data.py writes them. */
+     ("cards", "categories", "colours"), as experiments/table/page_data.py writes them. */
   function create(DATA) {
     function seatName(seat) { return DATA.names[seat]; }
     function shortName(seat) { return "player_" + seat; }
