@@ -69,6 +69,7 @@ from experiments.training.runs import (
     check_run_folder,
     read_rows,
     refuse_new_settings,
+    resumable_length,
     resume_flags,
     settings_from_json,
     write_json,
@@ -381,7 +382,7 @@ def resumed_config(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     if recorded.pop("layout", None) != LAYOUT_FINGERPRINT:
         parser.error(f"--resume {folder}: the run was trained on another observation/action layout")
     given = {key: getattr(args, key) for key in RESUMABLE}
-    if args.iterations == parser.get_default("iterations"):
+    if args.iterations is None:
         given["iterations"] = recorded["iterations"]
     try:
         config: ExpertIterationConfig = settings_from_json(ExpertIterationConfig, {**recorded, **given}, source)
@@ -487,6 +488,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="continue the run in RUN_DIR where it stopped, with its own settings (--iterations may be raised)",
     )  # fmt: skip
     add_config_arguments(parser, ExpertIterationConfig, ["progress"])
+    resumable_length(parser, "iterations")
     return parser
 
 
@@ -500,6 +502,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = resumed_config(args, parser)
     else:
         values = {key: value for key, value in vars(args).items() if key != "resume"}
+        if values["iterations"] is None:  # the settings' default
+            del values["iterations"]
         config = ExpertIterationConfig(**{**values, "players": tuple(args.players), "hidden": tuple(args.hidden),
                                           "eval_opponents": tuple(args.eval_opponents),
                                           "opponents": tuple(args.opponents)})  # fmt: skip

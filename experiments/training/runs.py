@@ -53,6 +53,19 @@ def settings_from_json(config_class: type[Any], data: dict[str, Any], source: Pa
         raise RunFolderError(f"{source}: not the settings of a {config_class.__name__} run ({error})") from None
 
 
+def resumable_length(parser: argparse.ArgumentParser, dest: str) -> None:
+    """Let option ``dest`` (how long a run trains: ``--decisions``, ``--total-steps``, ...) be given
+    anew to a resumed run at any value, its default too: the parser's default becomes ``None``
+    (given or not is then plain), the help still names the default of a new run, and a new run
+    takes that default from its settings class."""
+    for action in parser._actions:
+        if action.dest == dest:
+            action.help = f"{action.help} (default: {action.default:,}; resumed: the run's own unless given)"
+            action.default = None
+            return
+    raise ValueError(f"the parser has no option {dest!r}")
+
+
 def refuse_new_settings(namespace: argparse.Namespace, parser: argparse.ArgumentParser, *allowed: str) -> None:
     """A ``--resume`` continues a run with its own settings: exit with a usage error naming the
     first option set to another value than its default, unless it is one of ``allowed`` (the

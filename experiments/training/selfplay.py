@@ -49,6 +49,7 @@ from experiments.training.runs import (
     check_run_folder,
     default_out,
     refuse_new_settings,
+    resumable_length,
     resume_flags,
     settings_from_json,
     settings_json,
@@ -352,6 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR from its checkpoint"
     )
     add_config_arguments(parser, Args)
+    resumable_length(parser, "decisions")
     return parser
 
 
@@ -370,8 +372,7 @@ def args_from(namespace: argparse.Namespace, parser: argparse.ArgumentParser) ->
         parser.error(f"--resume {folder}: no run there (expected {settings} and {folder / 'checkpoint.pt'})")
     recorded = settings_from_json(Args, json.loads(settings.read_text()), settings)
     refuse_new_settings(namespace, parser, "decisions", "out")
-    given_decisions = namespace.decisions != parser.get_default("decisions")
-    decisions = namespace.decisions if given_decisions else recorded.decisions
+    decisions = recorded.decisions if namespace.decisions is None else namespace.decisions
     return dataclasses.replace(recorded, out=folder, decisions=decisions), True
 
 

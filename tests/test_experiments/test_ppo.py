@@ -346,6 +346,8 @@ def test_ppo_config_settings_are_what_training_json_recorded_from_the_namespace(
     args = build_parser().parse_args(argv)
     recorded = {key: str(value) if isinstance(value, Path) else value for key, value in vars(args).items()}
     del recorded["resume"]  # the command's, not a setting of the run
+    assert recorded["total_steps"] is None  # not given: a new run takes the settings' default
+    recorded["total_steps"] = PPOConfig.total_steps
     settings = config_from_arguments(args).settings()
     assert json.dumps(settings) == json.dumps(recorded)  # same keys, order and values as before PPOConfig
     assert settings["players"] == [2, 3] and settings["hidden"] == [32, 16] and settings["progress"] is False

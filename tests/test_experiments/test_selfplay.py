@@ -23,7 +23,8 @@ from optional_extras import require
 require("torch")
 
 from experiments.common.errors import CheckpointError  # noqa: E402
-from experiments.training.selfplay import Args, Run, main, train  # noqa: E402
+from experiments.training.runs import resume_flags  # noqa: E402
+from experiments.training.selfplay import Args, Run, args_from, build_parser, main, train  # noqa: E402
 from experiments.training.stopping import StopRequest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -185,3 +186,19 @@ def test_an_evaluation_and_the_plot_are_written(tmp_path: Path) -> None:
         "second"
     ] * len(rows)
     assert learning_curves.main([str(args.out), str(tmp_path / "empty"), "--out", str(figure)]) == 2
+
+
+def test_a_resumed_run_takes_decisions_given_anew_even_at_the_default(tmp_path: Path) -> None:
+    """``--decisions 20000000`` (the default of a new run) is a request like any other value: the
+    resumed run trains to it and the printed resume command repeats it."""
+    out = tmp_path / "run"
+    train(Args(out=out, decisions=300, **TINY))  # type: ignore[arg-type]
+    parser = build_parser()
+    given = ["--resume", str(out), "--decisions", "20000000"]
+    for argv, expected in ((["--resume", str(out)], 300), (given, 20_000_000)):
+        namespace = parser.parse_args(argv)
+        resumed, resume = args_from(namespace, parser)
+        assert resume and resumed.decisions == expected
+        assert resume_flags(namespace, parser, ["decisions"]) == argv[2:]
+    fresh, _ = args_from(parser.parse_args(["--out", str(tmp_path / "new")]), parser)
+    assert fresh.decisions == Args.decisions == 20_000_000  # a new run: the settings' default

@@ -23,7 +23,13 @@ from experiments.training.ppo import checkpoint
 from experiments.training.ppo.config import PPOConfig
 from experiments.training.ppo.opponents import parse_mixture
 from experiments.training.ppo.training import MODULE, train
-from experiments.training.runs import check_run_folder, refuse_new_settings, resume_flags, settings_from_json
+from experiments.training.runs import (
+    check_run_folder,
+    refuse_new_settings,
+    resumable_length,
+    resume_flags,
+    settings_from_json,
+)
 from experiments.training.stopping import stopped_at_once
 
 #: The settings a resumed run takes anew: how and where it runs, not what it learns (the printed
@@ -44,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="continue the run in RUN_DIR from its checkpoint, with its own settings (--total-steps may be raised)",
     )  # fmt: skip
     add_config_arguments(parser, PPOConfig)
+    resumable_length(parser, "total_steps")
     return parser
 
 
@@ -52,8 +59,9 @@ def config_from_arguments(args: argparse.Namespace) -> PPOConfig:
     values: dict[str, Any] = {
         key: tuple(value) if isinstance(value, list) else value for key, value in vars(args).items() if key != "resume"
     }
-    if values["out"] is None:
-        del values["out"]
+    for unset in ("out", "total_steps"):  # a fresh run folder; the settings' default length
+        if values[unset] is None:
+            del values[unset]
     return PPOConfig(**values)
 
 
@@ -70,7 +78,7 @@ def resumed_config(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         recorded = settings_from_json(PPOConfig, json.loads(source.read_text())["settings"], source)
     except (RunFolderError, ValueError, KeyError) as error:
         parser.error(f"--resume {folder}: {error}")
-    total = args.total_steps if args.total_steps != parser.get_default("total_steps") else recorded.total_steps
+    total = recorded.total_steps if args.total_steps is None else args.total_steps
     how = {name: getattr(args, name) for name in HOW_IT_RUNS}
     return dataclasses.replace(recorded, out=folder, total_steps=total, **how)
 
