@@ -23,7 +23,7 @@ from biblios_env.engine.setup import PLAYER_COUNTS
 from biblios_env.observations import SLICES
 
 POLICY_DIR: Final = Path(__file__).resolve().parent / "policies"
-#: The shipped network played at each player count (``policies/README.md`` says how each was
+#: The shipped network played at each player count (``docs/policies.md`` says how each was
 #: trained and measured): the strongest file for that count. ``network.npz`` (one network for
 #: 2, 3 and 4 players, trained on all three counts at once through the padded observation) is
 #: where they started: ``network_2p.npz`` is it trained on by 2-player self-play,

@@ -38,7 +38,7 @@ from agents.network import NumpyNetwork, file_version
 from biblios_env.actions import NUM_ACTIONS
 from biblios_env.agent_interface import AgentObservation
 
-#: The shipped policy, trained by ``experiments/train_ppo.py`` (see ``policies/README.md``).
+#: The shipped policy, trained by ``experiments/train_ppo.py`` (see ``docs/policies.md``).
 DEFAULT_POLICY: Final = Path(__file__).resolve().parent / "policies" / "ppo_2p.npz"
 #: The player counts this process has warned about (see :func:`warn_if_untrained`).
 _WARNED_COUNTS: Final[set[int]] = set()

@@ -1,6 +1,6 @@
 """Train a policy-and-value network by expert iteration: ``python -m experiments.train_network``.
 
-The recipe (``agents/policies/README.md`` records what was tried and measured):
+The recipe (``docs/policies.md`` records what was tried and measured):
 
 0. **Bootstrap.** The ``bootstrap_teacher`` (the ``value`` heuristic) plays itself at every
    player count; the network learns its moves (policy head) and the final win shares (value

@@ -156,7 +156,7 @@ def test_acting_for_a_batch_the_shipped_agent_picks_the_network_by_the_observati
 
 def test_the_shipped_network_is_small_and_decides_well_under_a_millisecond() -> None:
     """The issue's budget is 1 ms a decision; the bound here is loose because CI machines are
-    shared (the measured figure is in agents/policies/README.md)."""
+    shared (the measured figure is in docs/policies.md)."""
     import time
 
     shipped = SHIPPED_NETWORKS[2]
