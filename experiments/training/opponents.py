@@ -28,7 +28,7 @@ from biblios_env.vector import VectorGame
 from experiments.common.errors import CheckpointError
 from experiments.common.match import AgentSpecError, build_agent, parse_agent_spec
 from experiments.training.networks import from_numpy, torch_copy_problem
-from experiments.training.tensors import SparseRows, masked_logits, sample_masked
+from experiments.training.tensors import SparseRows, StackedNetworks, masked_logits, sample_masked
 
 #: ``--opponents`` names that are not agent specs: the learning network itself, and its snapshots.
 SELF, SNAPSHOT, EXPLOITER, RANDOM = "self", "snapshot", "exploiter", "random"
@@ -139,6 +139,7 @@ class OpponentPool:
                 self.copies[index] = (network, bool(getattr(agent, "deterministic", False)))
         self.snapshots: list[dict[str, Any]] = []  # state dicts, the newest last
         self.snapshot_networks: list[Any] = []
+        self.stacked: StackedNetworks | None = None  # the snapshots for one forward, built on first use
         #: The league's exploiter (a best response to the network, trained beside it), once there is one.
         self.exploiter: Any | None = None
         self.exploiter_state: dict[str, Any] | None = None
@@ -197,7 +198,10 @@ class OpponentPool:
         """Fill ``actions`` for the games ``rows`` whose acting seat an opponent (``owners``) plays:
         one call per owner, the snapshots and the random agent for all their games at once."""
         batch = self.games.batch
-        for owner in np.unique(owners).tolist():
+        snapshots = owners >= SNAPSHOT_BASE
+        if snapshots.any():  # every snapshot's games in one forward
+            actions[rows[snapshots]] = self._snapshot_actions(rows[snapshots], owners[snapshots] - SNAPSHOT_BASE)
+        for owner in np.unique(owners[~snapshots]).tolist():
             chosen = rows[owners == owner]
             if owner == UNIFORM:
                 actions[chosen] = self.uniform.act_batch(batch.observation[chosen], batch.action_mask[chosen])
@@ -207,8 +211,6 @@ class OpponentPool:
             elif owner - AGENT_BASE in self.batched:
                 agent = self.batched[owner - AGENT_BASE]
                 actions[chosen] = agent.act_batch(batch.observation[chosen], batch.action_mask[chosen])
-            elif owner >= SNAPSHOT_BASE:
-                actions[chosen] = self._forward(self.snapshot_networks[owner - SNAPSHOT_BASE], chosen, False)
             elif owner == EXPLOITER_OWNER:
                 actions[chosen] = self._forward(self.exploiter, chosen, False)
             else:
@@ -229,6 +231,20 @@ class OpponentPool:
             chosen = logits.argmax(dim=1) if deterministic else sample_masked(torch, logits)[0]
             return np.asarray(chosen.numpy())
 
+    def _snapshot_actions(self, rows: np.ndarray, which: np.ndarray) -> np.ndarray:
+        """The actions of the snapshots ``which`` in the games ``rows``, sampled from their masked
+        policies, all in one forward (:class:`~experiments.training.tensors.StackedNetworks`)."""
+        torch = self.torch
+        if len(set(which.tolist())) == 1:  # one snapshot: its own forward is cheaper than the stack's
+            return self._forward(self.snapshot_networks[int(which[0])], rows, False)
+        if self.stacked is None:
+            self.stacked = StackedNetworks(torch, self.snapshot_networks)
+        sparse = SparseRows.of(torch, self.games.observation_counts()[rows])
+        logits = self.stacked.logits(sparse.tensor(torch), which)
+        with torch.no_grad():
+            logits = masked_logits(torch, logits, torch.from_numpy(self.games.batch.action_mask[rows]))
+            return np.asarray(sample_masked(torch, logits)[0].numpy())
+
     # ------------------------------------------------------------- snapshots
     def snapshot(self, network: Any) -> None:
         """Freeze ``network`` into the pool (the oldest leaves when it is full)."""
@@ -236,6 +252,7 @@ class OpponentPool:
         if len(self.snapshots) > self.pool_size:
             self.snapshots.pop(0)
             self.snapshot_networks.pop(0)
+            self.stacked = None
 
     def add_snapshot(self, state: dict[str, Any]) -> None:
         """A snapshot from its weights (a new one, or one a checkpoint kept), the newest."""
@@ -243,6 +260,7 @@ class OpponentPool:
         network.modules.load_state_dict(state)
         self.snapshots.append(state)
         self.snapshot_networks.append(network)
+        self.stacked = None
 
     def set_exploiter(self, state: dict[str, Any] | None) -> None:
         """The exploiter's weights (``None``: none yet); it plays the seats ``exploiter`` draws from

@@ -108,4 +108,50 @@ class SparseRows:
         )  # fmt: skip
 
 
-__all__ = ["SparseBatch", "SparseRows", "masked_logits", "sample_masked", "torch_module"]
+class StackedNetworks:
+    """Several networks of one shape (the pool's snapshots) played in one forward: each row of a
+    batch through the network its index names. The first layers are one embedding bag over all
+    their weight rows stacked (a row's columns shifted to its network's block), the later layers
+    one batched product over the rows grouped by network (padded to the largest group). One
+    forward instead of one per network: a step's cost no longer grows with the pool."""
+
+    def __init__(self, torch: Any, networks: Sequence[Any]) -> None:
+        self.torch = torch
+        self.count = len(networks)
+        first = [network.trunk[0] for network in networks]
+        self.width = int(first[0].weight_t.shape[0])
+        with torch.no_grad():
+            self.table = torch.cat([layer.weight_t for layer in first])  # (count * width, hidden)
+            self.first_bias = torch.stack([layer.bias for layer in first])
+            later = [[m for m in network.trunk[1:] if hasattr(m, "weight")] + [network.policy] for network in networks]
+            self.weights = [torch.stack([layers[i].weight.t() for layers in later]) for i in range(len(later[0]))]
+            self.biases = [torch.stack([layers[i].bias for layers in later]) for i in range(len(later[0]))]
+
+    def logits(self, batch: SparseBatch, which: np.ndarray) -> Any:
+        """The policy logits of each row of ``batch`` by the network ``which[row]``."""
+        torch = self.torch
+        rows = len(which)
+        lengths = np.diff(np.append(batch.offsets.numpy(), len(batch.columns)))
+        shift = torch.from_numpy(np.repeat(which.astype(np.int64) * self.width, lengths))
+        index = torch.from_numpy(which.astype(np.int64))
+        with torch.no_grad():
+            hidden = torch.nn.functional.embedding_bag(
+                batch.columns + shift, self.table, batch.offsets, mode="sum", per_sample_weights=batch.values
+            )
+            hidden = torch.relu(hidden + self.first_bias[index])
+            counts = np.bincount(which, minlength=self.count)
+            order = np.argsort(which, kind="stable")
+            slot = np.arange(rows) - np.repeat(np.cumsum(counts) - counts, counts)
+            group, place = torch.from_numpy(which[order].astype(np.int64)), torch.from_numpy(slot)
+            padded = hidden.new_zeros((self.count, int(counts.max()), hidden.shape[1]))
+            padded[group, place] = hidden[torch.from_numpy(order)]
+            for layer, (weight, bias) in enumerate(zip(self.weights, self.biases, strict=True)):
+                padded = torch.baddbmm(bias.unsqueeze(1), padded, weight)
+                if layer < len(self.weights) - 1:
+                    padded = torch.relu(padded)
+            out = padded.new_empty((rows, padded.shape[2]))
+            out[torch.from_numpy(order)] = padded[group, place]
+            return out
+
+
+__all__ = ["SparseBatch", "SparseRows", "StackedNetworks", "masked_logits", "sample_masked", "torch_module"]

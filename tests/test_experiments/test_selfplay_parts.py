@@ -224,3 +224,27 @@ def test_the_learning_rule_is_chosen_once(algo: str) -> None:
     rule = learning_rule(algo, Args(algo=algo))
     assert isinstance(rule, DMC if algo == "dmc" else PPO)
     assert rule.monte_carlo == (algo == "dmc") and rule.epochs == (1 if algo == "dmc" else Args().epochs)
+
+
+@pytest.mark.parametrize("hidden", [(16,), (32, 16)])
+def test_the_snapshots_stacked_give_each_row_its_own_networks_logits(hidden: tuple[int, ...]) -> None:
+    """One forward for the whole pool (the pool plays its snapshots so) equals each snapshot's own
+    forward on its rows, whichever rows each has (one network has none here)."""
+    from biblios_env.vector import VectorGame
+    from experiments.training.networks import TorchNetwork
+    from experiments.training.tensors import StackedNetworks, torch_module
+
+    torch = torch_module()
+    torch.manual_seed(0)
+    networks = [TorchNetwork(hidden, value_hidden=4, sparse_input=True) for _ in range(4)]
+    games = VectorGame(12, 3, seed=8)
+    games.reset()
+    rows = SparseRows.of(torch, games.observation_counts().copy())
+    which = np.array([2, 0, 2, 3, 3, 0, 2, 2, 0, 3, 0, 2])  # network 1 plays no row
+    stacked = StackedNetworks(torch, networks).logits(rows.tensor(torch), which)
+    with torch.no_grad():
+        for index, network in enumerate(networks):
+            mine = np.flatnonzero(which == index)
+            if len(mine):
+                own, _ = network.forward(rows.take(mine).tensor(torch))
+                np.testing.assert_allclose(stacked[mine].numpy(), own.numpy(), rtol=1e-5, atol=1e-5)
