@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from optional_extras import require
 
 from experiments.benchmarks import engine as benchmark
 from experiments.benchmarks.instructions import run_loop
@@ -38,3 +39,16 @@ def test_instruction_count_loops_count_only_the_requested_games() -> None:
     assert one == benchmark.engine_playouts(2, 1, seed=0) > 50
     assert run_loop("raw_env", 2, 1) == one  # the same seeded game, one step per choice
     assert run_loop("env", 2, 1) == one
+
+
+def test_the_snapshot_benchmark_times_both_ways_for_each_pool_size(tmp_path: Path) -> None:
+    require("torch")
+    from experiments.benchmarks import snapshots
+
+    out = tmp_path / "snapshots.json"
+    assert snapshots.main(["--snapshots", "1", "3", "--games", "8", "--steps", "3", "--out", str(out)]) == 0
+    figures = json.loads(out.read_text())["microseconds_per_step"]
+    assert set(figures) == {"1", "3"}
+    for row in figures.values():
+        assert row["stacked"] > 0 and row["one per snapshot"] > 0
+        assert row["ratio"] == pytest.approx(row["one per snapshot"] / row["stacked"], rel=0.05)
