@@ -57,6 +57,8 @@ SHIPPED_POLICY_FILES = (
     "network_2p.npz",
     "network_3p.npz",
     "network_4p.npz",
+    "exploiters/value_2p.npz",
+    "exploiters/network_2p.npz",
     "README.md",
 )
 PACKAGES = ("biblios_env", "agents", "experiments")
