@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from optional_extras import require
+from ray_cluster import two_node_cluster
 
 require("torch")
 
@@ -141,19 +142,12 @@ def test_a_league_on_a_two_node_ray_cluster_runs_stops_and_resumes_to_the_uninte
     """``--backend ray``: the exploiter trains in a Ray actor while the network trains on, its
     round joining the pool at the next round's start; a run stopped with a round in flight sends
     it again on resume and logs what the uninterrupted run logs."""
-    ray = require("ray")
-    from ray.cluster_utils import Cluster
 
     class StopAfterUpdates(StopRequest):
         def after_update(self, run: Run) -> None:
             self.requested = self.requested or run.counters["updates"] >= 9  # round 1 in flight (sent at 415)
 
-    ray.shutdown()
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
-    cluster.add_node(num_cpus=1)
-    try:
-        ray.init(address=cluster.address, log_to_driver=False)
-        cluster.wait_for_nodes()
+    with two_node_cluster() as ray:
         settings = {**TINY, "backend": "ray"}
         whole = Args(out=tmp_path / "whole", decisions=1500, **settings)  # type: ignore[arg-type]
         finished = train(whole)
@@ -168,6 +162,3 @@ def test_a_league_on_a_two_node_ray_cluster_runs_stops_and_resumes_to_the_uninte
         _same_rows(_progress(whole.out), _progress(parts.out))
         _same_rows(_progress(league.exploiter_folder(whole.out)), _progress(league.exploiter_folder(parts.out)))
         assert ray.is_initialized()  # a Ray the caller started is left running
-    finally:
-        ray.shutdown()
-        cluster.shutdown()

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from optional_extras import require
+from ray_cluster import two_node_cluster
 
 from experiments.common.match import parse_agent_spec
 from experiments.common.parallel import LOCAL, RAY, Batch, Runner, WorkerCrashedError, batches_of, check_backend
@@ -231,23 +232,13 @@ def _node(item: int) -> tuple[int, str]:
 
 
 def test_a_two_node_cluster_plays_the_same_tournament() -> None:
-    from ray.cluster_utils import Cluster
-
-    ray.shutdown()
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
-    cluster.add_node(num_cpus=1)
-    try:
-        ray.init(address=cluster.address, log_to_driver=False)
-        cluster.wait_for_nodes()
+    with two_node_cluster():
         returned = _run(Runner(RAY, 2), _node, list(range(12)), 1)
         assert len({node for values in returned.values() for _item, node in values}) == 2  # both nodes worked
         config = _tournament()
         assert _games(run_tournament(config, workers=2, progress=False, backend=RAY)) == _games(
             run_tournament(config, workers=1, progress=False)
         )
-    finally:
-        ray.shutdown()
-        cluster.shutdown()
 
 
 def test_a_run_started_locally_is_finished_on_ray(local_ray, tmp_path) -> None:
