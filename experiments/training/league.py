@@ -27,7 +27,7 @@ from typing import Any
 from experiments.common.parallel import LOCAL, RAY, connect_ray
 from experiments.common.seeds import derive_seed
 from experiments.training.opponents import EXPLOITER
-from experiments.training.runs import write_json
+from experiments.training.runs import write_bytes, write_json
 from experiments.training.selfplay_state import Run
 from experiments.training.selfplay_watch import export
 from experiments.training.stopping import StopRequest
@@ -192,8 +192,6 @@ class League:
         state, files = ray.get(self.in_flight)
         self.in_flight = None
         for name, data in files.items():
-            temporary = self.folder / f"{name}.tmp"
-            temporary.write_bytes(data)
-            temporary.replace(self.folder / name)
+            write_bytes(self.folder / name, data)
         self.run.pool.set_exploiter(state)
         self.run.counters["exploiter_rounds"] = self.run.counters["exploiter_sent"]

@@ -145,11 +145,16 @@ def keep_rows(path: Path, keep: Callable[[dict[str, str]], bool]) -> None:
         append_rows(path, columns, rows)
 
 
-def write_json(path: Path, data: Any) -> None:
-    """Write ``data`` as JSON whole, then move it into place: a reader never sees half a file."""
+def write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` whole, then move it into place: a reader never sees half a file."""
     temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps(data, indent=1) + "\n")
+    temporary.write_bytes(data)
     os.replace(temporary, path)
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write ``data`` as JSON whole (:func:`write_bytes`)."""
+    write_bytes(path, (json.dumps(data, indent=1) + "\n").encode())
 
 
 __all__ = [
@@ -162,5 +167,6 @@ __all__ = [
     "resume_flags",
     "settings_from_json",
     "settings_json",
+    "write_bytes",
     "write_json",
 ]  # fmt: skip
