@@ -61,6 +61,7 @@ COMPILED_MODULES: Final = (
     "agents.rollout_policy",
     "agents.heuristics",
     "agents.search.network_rollouts",
+    "agents.search.evaluators",
     "agents.search.common",
     "agents.search.flat",
     "agents.search.tree",

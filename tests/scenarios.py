@@ -25,6 +25,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable, Sequence
 
+import numpy as np
+
 from biblios_env import actions as act
 from biblios_env.cards import (
     CARD_CATEGORY,
@@ -39,7 +41,7 @@ from biblios_env.cards import (
 from biblios_env.engine.facts import MAX_GAME_LENGTH
 from biblios_env.engine.game import Game
 from biblios_env.engine.setup import DECK_SIZE, GIFT_TURNS, GOLD_REMOVED_PER_VALUE
-from biblios_env.engine.state import Decision
+from biblios_env.engine.state import Decision, State
 
 MONKS, PIGMENTS, HOLY_BOOKS, MANUSCRIPTS, FORBIDDEN_TOMES = range(5)
 
@@ -307,3 +309,14 @@ def two_player_split_deck(hand_0: list[int], hand_1: list[int], auctioned: list[
         keeper, taker = (first, second) if turn % 2 == 0 else (second, first)
         deck += [next(keeper), card, next(taker)]
     return deck
+
+
+def midgame_states(num_players: int, count: int, seed: int = 3) -> list[State]:
+    """``count`` positions a few dozen random moves into games of ``num_players``."""
+    states = []
+    for index in range(count):
+        game, rng = Game(num_players, seed=seed + index), random.Random(seed + index)
+        for _ in range(25 + 7 * index):
+            game.apply(rng.choice(game.legal_actions()))
+        states.append(game.state.clone(rng=np.random.default_rng(index)))
+    return states

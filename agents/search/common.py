@@ -62,11 +62,9 @@ from mypy_extensions import mypyc_attr
 
 from agents.belief import Belief, PlainBelief, make_belief
 from agents.heuristics import HeuristicAgent, ValueAgent
-from agents.network import NumpyNetwork
-from agents.network_agent import NetworkAgent, shipped_network
-from agents.rollout_policy import RolloutPolicy, play_on
-from agents.search.network_rollouts import network_rollouts
-from agents.search.options import NETWORK_PROPOSES, NETWORK_ROLLOUTS, SPEC_DEFAULTS, Rollout, SearchOptions
+from agents.rollout_policy import RolloutPolicy
+from agents.search.evaluators import PolicyRollouts, Rollouts, default_proposer, default_rollouts
+from agents.search.options import SPEC_DEFAULTS, SearchOptions
 from biblios_env.actions import BID_BASE, MAX_BID, PASS, PAY_BASE, REFUSE
 from biblios_env.agent_interface import Agent, AgentObservation
 from biblios_env.engine import rules
@@ -101,6 +99,13 @@ class SearchAgent:
             network rollouts, a copy per rollout), picks the cards of a
             searched payment and scores a position at the ``horizon`` (``None``: a
             :class:`RolloutPolicy` with ``options.policy``, so giving both is a ValueError).
+        proposer: the agent that proposes, by the game's player count, in the heuristic's stead
+            (``None`` for a count: the heuristic; ``None`` here: what ``options.proposer`` asks
+            for, :func:`~agents.search.evaluators.default_proposer`).
+        rollouts: how a determinization is played on after a move, by the game's player count
+            (``None``: what ``options.rollout`` asks for,
+            :func:`~agents.search.evaluators.default_rollouts`); any
+            :class:`~agents.search.evaluators.Rollouts` plugs in.
 
     The agent owns their random streams: ``start_game`` starts the heuristic's game and hands
     both the agent's generator; the flat search reseeds the policy for each determinization.
@@ -116,6 +121,8 @@ class SearchAgent:
         *,
         heuristic: HeuristicAgent | None = None,
         policy: RolloutPolicy | None = None,
+        proposer: Callable[[int], Agent | None] | None = None,
+        rollouts: Callable[[int], Rollouts] | None = None,
     ) -> None:
         self.options = options = SearchOptions() if options is None else options
         if policy is not None and options.policy:
@@ -128,11 +135,11 @@ class SearchAgent:
         self.searched = frozenset(int(decision) for decision in options.searched)
         self.bid_raises = options.bid_raises
         self.margin_weight = options.margin_weight
-        # The rollout policy plays every seat, or every seat but the searcher's (network rollouts).
-        self.policy_rollouts = options.rollout is not Rollout.RANDOM
-        #: The network that plays the searching seat in the rollouts (``rollout=network``, or
-        #: ``auto`` at the counts of :data:`NETWORK_ROLLOUTS`; chosen by ``start_game``), else None.
-        self.rollout_network: NumpyNetwork | None = None
+        #: How the search plays a determinization on after a move, by the game's player count
+        #: (:mod:`agents.search.evaluators`; ``None``: what ``options.rollout`` asks for).
+        self.choose_rollouts = default_rollouts(options) if rollouts is None else rollouts
+        #: This game's rollouts (chosen by ``start_game``).
+        self.rollouts: Rollouts = PolicyRollouts()
         self.horizon = options.horizon
         self.temperature = options.temperature
         self.search_refuse = options.search_refuse
@@ -142,10 +149,12 @@ class SearchAgent:
         self.rng = random.Random(seed)
         self.policy = RolloutPolicy(rng=self.rng, **(options.policy or {})) if policy is None else policy
         self.heuristic: HeuristicAgent = ValueAgent() if heuristic is None else heuristic
-        #: Plays the unsearched decisions and proposes the move to beat (``options.proposer``,
-        #: chosen by ``start_game``: ``auto`` depends on the player count).
+        #: The agent that plays the unsearched decisions and proposes the move to beat, by the
+        #: game's player count (``None`` there: the heuristic; ``None`` here: what
+        #: ``options.proposer`` asks for).
+        self.choose_proposer = default_proposer(options) if proposer is None else proposer
+        #: This game's proposer (chosen by ``start_game``).
         self.proposer: Agent = self.heuristic
-        self.network: Agent | None = None if options.proposer == "value" else NetworkAgent()
         #: The determinization sampler (a seam: the leakage tests plant a leaky one here).
         self.sampler: Callable[[PlayerView, random.Random], State] = sample_state
         #: The belief that deals the determinizations (``None``: the sampler, one per iteration).
@@ -169,15 +178,12 @@ class SearchAgent:
         self.policy.rng = self.rng
         self.heuristic.start_game(seat, num_players)
         self.heuristic.rng = self.rng
-        proposer = self.options.proposer
-        network_proposes = proposer == "network" or (proposer == "auto" and num_players in NETWORK_PROPOSES)
+        proposer = self.choose_proposer(num_players)
         self.proposer = self.heuristic
-        if self.network is not None and network_proposes:  # the network is deterministic: no stream
-            self.network.start_game(seat, num_players, seed)
-            self.proposer = self.network
-        rollout = self.options.rollout
-        auto = rollout is Rollout.AUTO and self.horizon is None and num_players in NETWORK_ROLLOUTS
-        self.rollout_network = shipped_network(num_players) if rollout is Rollout.NETWORK or auto else None
+        if proposer is not None:  # its own game, seeded alike (the shipped network has no stream)
+            proposer.start_game(seat, num_players, seed)
+            self.proposer = proposer
+        self.rollouts = self.choose_rollouts(num_players)
         self.last_search = {}
         if self.belief is not None:
             self.belief.start_game(seat, num_players)
@@ -306,24 +312,14 @@ class SearchAgent:
         """Roll the state out (to the end, or to the horizon); returns the decisions applied."""
         if state.decision == DECISION_NONE:
             return 0
-        if self.rollout_network is not None:
-            return network_rollouts([state], [self.rng.getrandbits(63)], self.seat, self.rollout_network, self.policy)
-        if self.policy_rollouts:
-            return self.policy.rollout(state, self.horizon)
-        return play_on(state, self.horizon, self.random_move)
+        return self.rollouts.playout(self, state)
 
     def playouts(self, states: list[State], policy_seeds: list[int]) -> int:
         """Roll every state out, each with the policy stream of its seed (common random numbers:
         the moves of one determinization share a seed); returns the decisions applied. Network
         rollouts are stepped together (:func:`~agents.search.network_rollouts.network_rollouts`).
         The policy's stream is left on the last seed: the caller restores it."""
-        if self.rollout_network is not None:
-            return network_rollouts(states, policy_seeds, self.seat, self.rollout_network, self.policy)
-        steps = 0
-        for state, seed in zip(states, policy_seeds):
-            self.policy.rng = random.Random(seed)
-            steps += self.playout(state)
-        return steps
+        return self.rollouts.playouts(self, states, policy_seeds)
 
     def random_move(self, state: State) -> int:
         """The action of a searched move drawn uniformly (``rollout=random``)."""

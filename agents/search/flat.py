@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from typing import Final
 
 import numpy as np
@@ -38,9 +39,10 @@ from mypy_extensions import mypyc_attr
 from agents.heuristics import HeuristicAgent, ValueAgent
 from agents.rollout_policy import RolloutPolicy
 from agents.search.common import SearchAgent
+from agents.search.evaluators import Rollouts
 from agents.search.options import OpponentModel, SearchOptions
 from biblios_env.actions import BID_BASE, MAX_BID, PASS
-from biblios_env.agent_interface import AgentObservation
+from biblios_env.agent_interface import Agent, AgentObservation
 from biblios_env.engine import rules
 from biblios_env.engine.flow import DECISION_BID
 from biblios_env.engine.state import NO_SEAT, State
@@ -98,8 +100,10 @@ class FlatSearch(SearchAgent):
         *,
         heuristic: HeuristicAgent | None = None,
         policy: RolloutPolicy | None = None,
+        proposer: Callable[[int], Agent | None] | None = None,
+        rollouts: Callable[[int], Rollouts] | None = None,
     ) -> None:
-        super().__init__(options, seed, heuristic=heuristic, policy=policy)
+        super().__init__(options, seed, heuristic=heuristic, policy=policy, proposer=proposer, rollouts=rollouts)
         options = self.options
         self.gate = options.gate
         self.value_model = options.opponent_model is OpponentModel.VALUE
@@ -163,7 +167,7 @@ class FlatSearch(SearchAgent):
         """Determinizations to play out together after ``rounds``: one at a time with rollouts by
         the policy; with network rollouts :data:`NETWORK_BLOCK` (or what is left of the iteration
         cap), so that each network forward serves many rollouts."""
-        if self.rollout_network is None:
+        if not self.rollouts.batched:
             return 1
         left = NETWORK_BLOCK if self.iterations is None else self.iterations - rounds
         return max(1, min(NETWORK_BLOCK, left))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 from mypy_extensions import mypyc_attr
@@ -25,9 +26,10 @@ from mypy_extensions import mypyc_attr
 from agents.heuristics import HeuristicAgent
 from agents.rollout_policy import RolloutPolicy
 from agents.search.common import PAY_MOVE, SearchAgent
+from agents.search.evaluators import Rollouts
 from agents.search.options import SearchOptions
 from biblios_env.actions import REFUSE
-from biblios_env.agent_interface import AgentObservation
+from biblios_env.agent_interface import Agent, AgentObservation
 from biblios_env.engine import rules
 from biblios_env.engine.flow import DECISION_NONE, DECISION_PAY
 from biblios_env.engine.state import State
@@ -53,8 +55,8 @@ class TreeSearch(SearchAgent):
         options: how it searches (``None``: the defaults); it reads ``exploration`` besides the
             options of every search.
         seed: seeds the agent's generator when ``start_game`` gets no seed.
-        heuristic, policy: the heuristic and the rollout policy (:class:`SearchAgent`; ``None``:
-            the defaults).
+        heuristic, policy, proposer, rollouts: the heuristic, the rollout policy, the proposer
+            and the rollouts (:class:`SearchAgent`; ``None``: the defaults).
     """
 
     def __init__(
@@ -64,8 +66,10 @@ class TreeSearch(SearchAgent):
         *,
         heuristic: HeuristicAgent | None = None,
         policy: RolloutPolicy | None = None,
+        proposer: Callable[[int], Agent | None] | None = None,
+        rollouts: Callable[[int], Rollouts] | None = None,
     ) -> None:
-        super().__init__(options, seed, heuristic=heuristic, policy=policy)
+        super().__init__(options, seed, heuristic=heuristic, policy=policy, proposer=proposer, rollouts=rollouts)
         self.exploration = self.options.exploration
 
     def search(self, observation: AgentObservation, moves: list[tuple[int, int]], default: int) -> int:
@@ -143,7 +147,7 @@ class TreeSearch(SearchAgent):
         if not untried:
             return best, False
         move = untried[self.rng.randrange(len(untried))]
-        if self.policy_rollouts and not at_root:
+        if self.rollouts.uses_policy and not at_root:
             preferred = self.policy_key(state)
             move = next((m for m in untried if m[0] == preferred), move)
         return move, True

@@ -33,7 +33,7 @@ def test_the_proposer_option_is_parsed_and_checked() -> None:
     assert isinstance(agent, FlatSearch) and isinstance(agent.proposer, NetworkAgent)
     tree = make_agent("ismcts", proposer="value", mode="tree")
     tree.start_game(0, 2, seed=0)
-    assert isinstance(tree, TreeSearch) and tree.proposer is tree.heuristic and tree.network is None
+    assert isinstance(tree, TreeSearch) and tree.proposer is tree.heuristic and tree.choose_proposer(2) is None
     with pytest.raises(ValueError, match=r"^proposer must be one of \('auto', 'value', 'network'\), got 'ppo'$"):
         SearchOptions(proposer="ppo")
     with pytest.raises(AgentSpecError, match=r"proposer must be one of \('auto', 'value', 'network'\), got 'x'"):

@@ -10,6 +10,7 @@ import random
 
 import numpy as np
 import pytest
+from scenarios import midgame_states
 
 from agents import make_agent
 from agents.network import NumpyNetwork
@@ -17,22 +18,11 @@ from agents.network_agent import shipped_network
 from agents.rollout_policy import RolloutPolicy
 from agents.search import FlatSearch, Rollout, SearchOptions, TreeSearch
 from agents.search.network_rollouts import network_rollouts
-from biblios_env.engine import Game, rules
+from biblios_env.engine import rules
 from biblios_env.engine.flow import DECISION_NONE
 from biblios_env.engine.state import State
 from biblios_env.observations import encode_state
 from experiments.common.match import AgentSpecError, build_agent, parse_agent_spec, play_game
-
-
-def midgame_states(num_players: int, count: int, seed: int = 3) -> list[State]:
-    """``count`` positions a few dozen random moves into games of ``num_players``."""
-    states = []
-    for index in range(count):
-        game, rng = Game(num_players, seed=seed + index), random.Random(seed + index)
-        for _ in range(25 + 7 * index):
-            game.apply(rng.choice(game.legal_actions()))
-        states.append(game.state.clone(rng=np.random.default_rng(index)))
-    return states
 
 
 def one_by_one(state: State, seed: int, seat: int, network: NumpyNetwork, policy: RolloutPolicy) -> list[int]:
@@ -59,17 +49,17 @@ def test_the_rollout_option_is_parsed_and_checked() -> None:
     default = make_agent("ismcts")
     for players, network_rolls in ((2, True), (3, False), (4, False), (2, True)):
         default.start_game(0, players, seed=1)
-        assert (default.rollout_network is shipped_network(players)) is network_rolls, players
+        assert (default.rollouts.network is shipped_network(players)) is network_rolls, players
     assert SearchOptions().rollout is Rollout.AUTO
     horizon = FlatSearch(SearchOptions(horizon=2))
     horizon.start_game(0, 2)
-    assert horizon.rollout_network is None
+    assert horizon.rollouts.network is None
     forced = build_agent(parse_agent_spec("ismcts:rollout=network"))
     forced.start_game(1, 4, seed=0)
-    assert forced.rollout_network is shipped_network(4)
+    assert forced.rollouts.network is shipped_network(4)
     plain = make_agent("ismcts", rollout="policy")
     plain.start_game(0, 2)
-    assert plain.rollout_network is None
+    assert plain.rollouts.network is None
     with pytest.raises(ValueError, match=r"^rollout=network plays to the end of the game: it takes no horizon \(got 3"):
         SearchOptions(rollout=Rollout.NETWORK, horizon=3)
     with pytest.raises(AgentSpecError, match=r"rollout must be one of \('auto', 'policy', 'network', 'random'\)"):
