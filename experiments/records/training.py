@@ -51,7 +51,8 @@ def read_training_run(run_dir: str | Path) -> TrainingRun:
     =====================  ==================================================================
     file                   content
     =====================  ==================================================================
-    ``training.json``      the run's settings (any JSON object; ``config.json`` also read)
+    ``training.json``      the run's settings (any JSON object; ``run.json``, the record a
+                           run starts with, also read: a run still training has only it)
     ``progress.csv``       Stable-Baselines3's CSV logger: ``time/total_timesteps`` and the
                            logged values (``rollout/ep_rew_mean``, ``train/entropy_loss``,
                            ``train/value_loss``, ``train/approx_kl``, ...), one row per update
@@ -76,7 +77,10 @@ def read_training_run(run_dir: str | Path) -> TrainingRun:
     if not run.is_dir():
         raise FileNotFoundError(f"no training run folder at {run}")
     config: dict[str, Any] = {}
-    for name in ("config.json", "training.json"):
+    for name in (
+        "run.json",
+        "training.json",
+    ):  # the trainers' run record (experiments.training.runs), then the final one
         if (run / name).exists():
             try:
                 config.update(json.loads((run / name).read_text()))

@@ -40,7 +40,6 @@ from pathlib import Path
 from typing import Any, Final
 
 from agents.network import INPUTS, NumpyNetwork
-from biblios_env.layout import LAYOUT_FINGERPRINT
 from experiments.common.cli import (
     BACKEND_OPTION,
     RAY_ADDRESS_OPTION,
@@ -65,25 +64,28 @@ from experiments.training.kept_games import load_kept, save_kept
 from experiments.training.networks import SAMPLE_FIELDS, FitReport, Samples, TorchNetwork, fit, from_numpy, to_numpy
 from experiments.training.opponents import SELF, Mixture, legacy_mixture
 from experiments.training.runs import (
+    RUN_FILE,
     append_rows,
     check_run_folder,
     read_rows,
+    read_run,
+    record_run,
     refuse_new_settings,
     resumable_length,
     resume_flags,
     settings_from_json,
+    start_run,
     write_json,
 )
 from experiments.training.stopping import RunStoppedError, StopRequest, resume_line, stopped_at_once
 from experiments.training.teacher_games import SelfPlayConfig, generate
 
 MODULE: Final = "experiments.train_network"
-CONFIG_FILE: Final = "config.json"
 STATE_FILE: Final = "state.json"
 EVAL_FILE: Final = "eval.csv"
 #: ``eval.csv``: the iteration, then the evaluation's columns.
 ITERATION_EVAL_COLUMNS: Final = ("iteration", *EVAL_COLUMNS)
-#: The options that are not settings of the run (``config.json`` leaves them out): where and how its
+#: The options that are not settings of the run (``run.json`` leaves them out): where and how its
 #: games run. A resumed run takes them anew, and the printed resume command repeats them.
 NOT_RECORDED: Final = ("workers", "backend", "ray_address", "progress")
 #: The settings ``--resume`` may change: how long the run goes on, and the options not recorded.
@@ -92,7 +94,7 @@ RESUMABLE: Final = ("iterations", *NOT_RECORDED)
 
 @dataclass
 class ExpertIterationConfig:
-    """Every setting of a run (saved as ``config.json``; ``--resume`` requires the same), each with
+    """Every setting of a run (saved in ``run.json``; ``--resume`` requires the same), each with
     its command-line option (:func:`experiments.common.cli.add_config_arguments`)."""
 
     out: str = field(default="runs/network", metadata={"help": "run folder (config, networks, data, eval.csv, plot)"})
@@ -355,39 +357,34 @@ def best_iteration(out: Path, opponent: str = "value") -> int:
 
 
 def prepare_run(config: ExpertIterationConfig, resume: bool) -> tuple[Path, RunState]:
-    """Create the run folder (refused if it holds a run), or read the state of the run that
-    ``--resume`` continues (its settings are :func:`resumed_config`'s)."""
+    """Create the run folder (refused if it holds a run: a ``run.json`` is one, resumable from
+    its first phase), or read the state of the run that ``--resume`` continues (its settings are
+    :func:`resumed_config`'s)."""
     out = Path(config.out)
-    config_file, state_file = out / CONFIG_FILE, out / STATE_FILE
+    state_file = out / STATE_FILE
     if resume:
         state = RunState(**json.loads(state_file.read_text())) if state_file.exists() else RunState()
-        write_json(config_file, {**config.to_json(), "layout": LAYOUT_FINGERPRINT})  # --iterations may have grown
+        record_run(out, MODULE, config.to_json())  # --iterations may have grown
         return out, state
-    if config_file.exists():
-        raise RunFolderError(f"{out} already holds a run: continue it with --resume {out}, or choose another --out")
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(config_file, {**config.to_json(), "layout": LAYOUT_FINGERPRINT})
+    start_run(out, MODULE, config.to_json(), held=(out / RUN_FILE).exists())
     return out, RunState()
 
 
 def resumed_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> ExpertIterationConfig:
-    """The settings of the run in ``--resume RUN_DIR`` (its ``config.json``); only
-    ``--iterations`` (to go on) and where the games run may be given anew."""
+    """The settings of the run in ``--resume RUN_DIR`` (its ``run.json``, which must be of this
+    command and layout); only ``--iterations`` (to go on) and where the games run may be given anew."""
     folder: Path = args.resume
     refuse_new_settings(args, parser, *RESUMABLE)
-    source = folder / CONFIG_FILE
-    if not source.is_file():
-        parser.error(f"--resume {folder}: no run of {MODULE} there ({source} is missing)")
-    recorded = json.loads(source.read_text())
-    if recorded.pop("layout", None) != LAYOUT_FINGERPRINT:
-        parser.error(f"--resume {folder}: the run was trained on another observation/action layout")
-    given = {key: getattr(args, key) for key in RESUMABLE}
-    if args.iterations is None:
-        given["iterations"] = recorded["iterations"]
     try:
-        config: ExpertIterationConfig = settings_from_json(ExpertIterationConfig, {**recorded, **given}, source)
+        recorded = read_run(folder, MODULE)["settings"]
+        given = {key: getattr(args, key) for key in RESUMABLE}
+        if args.iterations is None:
+            given["iterations"] = recorded["iterations"]
+        config: ExpertIterationConfig = settings_from_json(
+            ExpertIterationConfig, {**recorded, **given}, folder / RUN_FILE
+        )
     except RunFolderError as error:
-        parser.error(f"--resume {folder}: {error}")
+        parser.error(str(error))
     return dataclasses.replace(config, out=str(folder))
 
 
@@ -519,6 +516,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RunStoppedError:
         return 0
     except KeyboardInterrupt:  # a second Ctrl-C while saving
-        return stopped_at_once(MODULE, config.out, (Path(config.out) / CONFIG_FILE).is_file(), flags)
+        return stopped_at_once(MODULE, config.out, (Path(config.out) / RUN_FILE).is_file(), flags)
     print(f"best network: {out / 'best_network.npz'}; evaluations: {out / EVAL_FILE}; plot: {out / 'strength.png'}")
     return 0

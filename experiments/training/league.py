@@ -25,17 +25,16 @@ from pathlib import Path
 from typing import Any
 
 from experiments.common.parallel import LOCAL, RAY, connect_ray
-from experiments.common.seeds import derive_seed
+from experiments.common.seeds import EXPLOITER_RUN, derive_seed
 from experiments.training.opponents import EXPLOITER
-from experiments.training.runs import write_bytes, write_json
+from experiments.training.runs import RUN_FILE, write_bytes
 from experiments.training.selfplay_state import Run
 from experiments.training.selfplay_watch import export
 from experiments.training.stopping import StopRequest
 
-#: The purpose mixed into the exploiter's seed (its games never repeat the main run's).
-EXPLOITER_SEED: int = 3
-#: The exploiter run's files a Ray round sends back to the run folder.
-ROUND_FILES: tuple[str, ...] = ("checkpoint.pt", "progress.csv", "policy.npz")
+#: The exploiter run's files a Ray round sends back to the run folder (its ``run.json`` written
+#: when its first round started it).
+ROUND_FILES: tuple[str, ...] = (RUN_FILE, "checkpoint.pt", "progress.csv", "policy.npz")
 
 
 def exploiter_folder(out: Path) -> Path:
@@ -50,7 +49,7 @@ def exploiter_args(args: Any, rounds: int) -> Any:
     target = folder / "target.npz"
     return dataclasses.replace(
         args, out=folder, opponents=(f"network:path={target}@1",), init=target, value_warmup=0,
-        decisions=rounds * args.exploiter_decisions, seed=derive_seed(args.seed, EXPLOITER_SEED) % 2**31,
+        decisions=rounds * args.exploiter_decisions, seed=derive_seed(args.seed, EXPLOITER_RUN) % 2**31,
         eval_every=0, tensorboard=False, plot=False, backend=LOCAL,
     )  # fmt: skip
 
@@ -143,8 +142,6 @@ class League:
         counters = self.run.counters
         self.folder.mkdir(parents=True, exist_ok=True)
         export(self.run, self.folder / "target.npz")
-        if not (self.folder / "args.json").exists():
-            write_json(self.folder / "args.json", exploiter_args(self.run.args, 1).to_json())
         trained = rounds * self.run.args.exploiter_decisions
         print(f"exploiter round {rounds}: a best response to the network at {int(counters['decisions']):,} "
               f"decisions, to {trained:,} exploiter decisions", flush=True)  # fmt: skip
@@ -179,7 +176,7 @@ class League:
         if self.actor is None:
             self.started_ray = connect_ray(None, None, quiet=True)
             self.actor = ray.remote(num_cpus=1)(RayLearner).remote()
-        names = ("target.npz", "args.json", *ROUND_FILES)
+        names = ("target.npz", *ROUND_FILES)
         files = {name: (self.folder / name).read_bytes() for name in names if (self.folder / name).exists()}
         self.in_flight = self.actor.train_round.remote(self.run.args, rounds, files, self.train)
 

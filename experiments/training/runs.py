@@ -1,6 +1,7 @@
-"""What every trainer's run folder shares: a default name, the settings recorded and read back for
-``--resume``, CSV logs appended row by row (and trimmed back when a run resumes from an earlier
-checkpoint), and files written whole."""
+"""What every trainer's run folder shares: a default name, one record of the run (``run.json``:
+the command, the observation/action layout and the settings, read back for ``--resume``), CSV
+logs appended row by row (and trimmed back when a run resumes from an earlier checkpoint), and
+files written whole."""
 
 from __future__ import annotations
 
@@ -13,7 +14,13 @@ import typing
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
+
+from biblios_env.layout import LAYOUT_FINGERPRINT
+from experiments.common.errors import RunFolderError
+
+#: The record of a trainer's run, one name and one shape for every trainer (:func:`start_run`).
+RUN_FILE: Final = "run.json"
 
 
 def default_out(kind: str) -> Path:
@@ -33,8 +40,6 @@ def settings_from_json(config_class: type[Any], data: dict[str, Any], source: Pa
     """The settings dataclass ``config_class`` recorded as ``data`` by :func:`settings_json` (in
     the file ``source``): lists back to tuples, text back to paths; an unknown or missing setting
     is a RunFolderError naming it."""
-    from experiments.common.errors import RunFolderError
-
     hints = typing.get_type_hints(config_class)
     unknown = sorted(set(data) - set(hints))
     if unknown:
@@ -51,6 +56,84 @@ def settings_from_json(config_class: type[Any], data: dict[str, Any], source: Pa
         return config_class(**values)
     except TypeError as error:
         raise RunFolderError(f"{source}: not the settings of a {config_class.__name__} run ({error})") from None
+
+
+def check_new_run(folder: Path, command: str, *, held: bool) -> None:
+    """Refuse (RunFolderError) to start a run of ``command`` in ``folder`` if it holds a run
+    already, so that nothing of it is overwritten: a ``run.json`` of another command or another
+    program (a tournament writes one too), or ``held``, the trainer's own sign of a run there (its
+    checkpoint or logs; its own ``run.json`` where it resumes a run without a checkpoint)."""
+    recorded = _record(folder)
+    other = None if recorded is None else recorded.get("command")
+    if recorded is not None and not isinstance(other, str):
+        raise RunFolderError(
+            f"{folder} already holds a run of another program ({folder / RUN_FILE} is not a trainer's run record): "
+            "choose another --out"
+        )
+    if other is not None and other != command:
+        raise RunFolderError(
+            f"{folder} already holds a run of {other}: continue it with python -m {other} --resume {folder}, "
+            "or choose another --out"
+        )
+    if held:
+        raise RunFolderError(
+            f"{folder} already holds a run: continue it with --resume {folder}, or choose another --out"
+        )
+
+
+def start_run(folder: Path, command: str, settings: dict[str, Any], *, held: bool, **extra: Any) -> None:
+    """Start a new run of ``command`` in ``folder``: refused as :func:`check_new_run` says, else the
+    folder is made and ``run.json`` written (:func:`record_run`)."""
+    check_new_run(folder, command, held=held)
+    folder.mkdir(parents=True, exist_ok=True)
+    record_run(folder, command, settings, **extra)
+
+
+def record_run(folder: Path, command: str, settings: dict[str, Any], **extra: Any) -> None:
+    """Write ``run.json``: the command that trains (``experiments.train_ppo``), the observation/action
+    layout it trains on, its settings (JSON types) and what else the trainer records (``extra``,
+    e.g. the command line); again by a resumed run whose settings may change (how long it trains)."""
+    write_json(folder / RUN_FILE, {"command": command, "layout": LAYOUT_FINGERPRINT, "settings": settings, **extra})
+
+
+def read_run(folder: Path, command: str) -> dict[str, Any]:
+    """The ``run.json`` record of the run of ``command`` in ``folder``, for ``--resume``; a
+    RunFolderError naming the problem when there is no run there, the record is another command's
+    or another program's, or the run trained on another observation/action layout."""
+    path = folder / RUN_FILE
+    recorded = _record(folder)
+    if recorded is None:
+        raise RunFolderError(f"--resume {folder}: no run of {command} there ({path} is missing)")
+    other = recorded.get("command")
+    if not isinstance(other, str) or not isinstance(recorded.get("settings"), dict):
+        raise RunFolderError(
+            f"--resume {folder}: {path} is not a run of {command} (not a trainer's run record: a tournament's, "
+            "or another program's)"
+        )
+    if other != command:
+        raise RunFolderError(
+            f"--resume {folder}: {path} is not a run of {command} but of {other}: "
+            f"continue it with python -m {other} --resume {folder}"
+        )
+    if recorded.get("layout") != LAYOUT_FINGERPRINT:
+        raise RunFolderError(
+            f"--resume {folder}: the run was trained on another observation/action layout "
+            f"({recorded.get('layout')}; this code has {LAYOUT_FINGERPRINT})"
+        )
+    return recorded
+
+
+def _record(folder: Path) -> dict[str, Any] | None:
+    """What ``folder``'s ``run.json`` holds (None without one; an empty record for a file that is
+    not a JSON object, which no trainer wrote)."""
+    path = folder / RUN_FILE
+    if not path.is_file():
+        return None
+    try:
+        recorded = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return recorded if isinstance(recorded, dict) else {}
 
 
 def resumable_length(parser: argparse.ArgumentParser, dest: str) -> None:
@@ -158,15 +241,20 @@ def write_json(path: Path, data: Any) -> None:
 
 
 __all__ = [
+    "RUN_FILE",
     "append_rows",
+    "check_new_run",
     "check_run_folder",
     "default_out",
     "keep_rows",
     "read_rows",
+    "read_run",
+    "record_run",
     "refuse_new_settings",
     "resume_flags",
     "settings_from_json",
     "settings_json",
+    "start_run",
     "write_bytes",
     "write_json",
 ]  # fmt: skip

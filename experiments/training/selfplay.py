@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -46,14 +45,16 @@ from experiments.training.league import League
 from experiments.training.opponents import LEARNER, Mixture
 from experiments.training.rollout import Rollout, returns_and_advantages
 from experiments.training.runs import (
+    RUN_FILE,
     check_run_folder,
     default_out,
+    read_run,
     refuse_new_settings,
     resumable_length,
     resume_flags,
     settings_from_json,
     settings_json,
-    write_json,
+    start_run,
 )
 from experiments.training.selfplay_state import Run
 from experiments.training.selfplay_watch import MODULE, Watch, evaluate, export, plan, plot_curve
@@ -63,7 +64,7 @@ from experiments.training.tensors import SparseRows
 
 @dataclass(frozen=True)
 class Args:
-    """Every setting of a run, one field per option (``args.json`` records them)."""
+    """Every setting of a run, one field per option (``run.json`` records them)."""
 
     out: Path = field(
         default_factory=lambda: default_out("selfplay"),
@@ -233,17 +234,21 @@ def prepare(run: Run, rollout: Rollout) -> tuple[Rollout, Rollout | None]:
 
 
 # ----------------------------------------------------------------------------- the main loop
-def start(args: Args, resume: bool) -> Run:
-    """A new run in ``args.out``, or the run there continued from its checkpoint."""
+def holds_run(out: Path) -> bool:
+    """Whether ``out`` holds a self-play run that a new one would overwrite: its checkpoint or its
+    log (a ``run.json`` alone is a run stopped before either, which starts again)."""
+    return (out / "checkpoint.pt").exists() or (out / "progress.csv").exists()
+
+
+def start(args: Args, resume: bool, command: str = MODULE, **extra: Any) -> Run:
+    """A new run of ``command`` in ``args.out`` (``run.json`` records ``extra`` too), or the run
+    there continued from its checkpoint."""
     out = args.out
     if resume:
         run = Run(args)
         run.load(out / "checkpoint.pt")
         return run
-    if (out / "checkpoint.pt").exists() or (out / "progress.csv").exists():
-        raise RunFolderError(f"{out} already holds a run: continue it with --resume {out}, or choose another --out")
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "args.json", args.to_json())
+    start_run(out, command, args.to_json(), held=holds_run(out), **extra)
     run = Run(args)
     run.games.reset()
     for slot in range(args.num_games):
@@ -257,6 +262,7 @@ def train(
     stop: StopRequest | None = None,
     flags: Sequence[str] = (),
     module: str | None = MODULE,
+    record: dict[str, Any] | None = None,
 ) -> Run:
     """Train until ``args.decisions`` network decisions (see the module docstring).
 
@@ -264,10 +270,11 @@ def train(
     the actor (one update behind: PPO's ratio corrects for it) plays the next; each side's work
     does not depend on their timing, so a run is deterministic. ``stop`` replaces the Ctrl-C
     handler; ``flags`` are the options the printed resume command repeats, ``module`` the command
-    it names (``experiments.exploit`` trains through this one; ``None``: no resume line, for the
-    league's exploiter, a run inside another run).
+    it names and a new run's ``run.json`` records (``experiments.exploit`` trains through this one,
+    its own settings in ``record``; ``None``: no resume line, for the league's exploiter, a
+    self-play run inside another run).
     """
-    run = start(args, resume)
+    run = start(args, resume, module or MODULE, **(record or {}))
     print(plan(args, int(run.counters["decisions"])), flush=True)
     watch = Watch(run, resume)
     league = League(run, train)
@@ -358,7 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def args_from(namespace: argparse.Namespace, parser: argparse.ArgumentParser) -> tuple[Args, bool]:
-    """The run's settings: the command line's, or with ``--resume`` the run's own ``args.json``
+    """The run's settings: the command line's, or with ``--resume`` the run's own ``run.json``
     (only ``--decisions`` may be given anew, to train on)."""
     given = {f.name: getattr(namespace, f.name) for f in dataclasses.fields(Args)}
     if namespace.resume is None:
@@ -367,10 +374,11 @@ def args_from(namespace: argparse.Namespace, parser: argparse.ArgumentParser) ->
         }
         return Args(**values), False
     folder: Path = namespace.resume
-    settings = folder / "args.json"
-    if not (folder / "checkpoint.pt").exists() or not settings.exists():
-        parser.error(f"--resume {folder}: no run there (expected {settings} and {folder / 'checkpoint.pt'})")
-    recorded = settings_from_json(Args, json.loads(settings.read_text()), settings)
+    recorded = settings_from_json(Args, read_run(folder, MODULE)["settings"], folder / RUN_FILE)
+    if not (folder / "checkpoint.pt").exists():
+        parser.error(
+            f"--resume {folder}: the run has no checkpoint to continue from ({folder / 'checkpoint.pt'} is missing)"
+        )
     refuse_new_settings(namespace, parser, "decisions", "out")
     decisions = recorded.decisions if namespace.decisions is None else namespace.decisions
     return dataclasses.replace(recorded, out=folder, decisions=decisions), True
@@ -380,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     namespace = parser.parse_args(argv)
     check_run_folder(namespace, parser)
-    # A resumed run's --decisions is not in its args.json: the resume command repeats it.
+    # A resumed run's --decisions is not in its run.json: the resume command repeats it.
     flags = resume_flags(namespace, parser, ["decisions"] if namespace.resume is not None else [])
     try:
         args, resume = args_from(namespace, parser)
@@ -396,4 +404,4 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["Args", "build_parser", "main", "train"]
+__all__ = ["Args", "build_parser", "holds_run", "main", "train"]

@@ -102,4 +102,4 @@ def test_a_run_folder_is_not_overwritten_and_resume_keeps_its_settings(tmp_path:
     )
     with pytest.raises(SystemExit):
         main(["--resume", str(tmp_path / "nothing")])
-    assert "settings.json is missing" in capsys.readouterr().err
+    assert "run.json is missing" in capsys.readouterr().err

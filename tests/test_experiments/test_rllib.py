@@ -263,9 +263,10 @@ def test_a_run_stopped_before_its_first_checkpoint_starts_again(tmp_path: Path) 
 
 def test_another_programs_run_folder_is_left_alone(tmp_path: Path) -> None:
     (tmp_path / rllib.RUN_FILE).write_text('{"format": "biblios-tournament-run"}')
-    for resume in (False, True):
-        with pytest.raises(rllib.RunFolderError, match=r"is not a run of experiments\.train_rllib"):
-            rllib.check_run_folder(rllib.RLlibConfig(out=tmp_path), resume)
+    with pytest.raises(rllib.RunFolderError, match=r"already holds a run of another program .*not a trainer's run"):
+        rllib.check_run_folder(rllib.RLlibConfig(out=tmp_path), resume=False)
+    with pytest.raises(rllib.RunFolderError, match=r"is not a run of experiments\.train_rllib"):
+        rllib.check_run_folder(rllib.RLlibConfig(out=tmp_path), resume=True)
 
 
 def test_a_forfeit_during_training_stops_the_run(

@@ -113,7 +113,7 @@ def test_the_command_stops_on_sigint_saves_and_resumes(tmp_path: Path) -> None:
     rows = _progress(out)
     assert int(rows[-1]["decisions"]) >= stopped_at + 500
     assert [int(row["update"]) for row in rows] == list(range(1, len(rows) + 1))  # counters continue
-    assert json.loads((out / "args.json").read_text())["hidden"] == [16]
+    assert json.loads((out / "run.json").read_text())["settings"]["hidden"] == [16]
 
 
 def test_a_corrupt_or_foreign_checkpoint_is_refused_naming_the_file(tmp_path: Path) -> None:

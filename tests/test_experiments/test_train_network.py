@@ -87,7 +87,7 @@ def test_the_training_command_runs_and_resumes(tmp_path, capsys) -> None:
     require("torch")
     whole = tmp_path / "whole"
     assert train_network.main([*TINY, "--out", str(whole)]) == 0
-    for name in ("config.json", "state.json", "eval.csv", "strength.png", "network_0.npz", "network_1.npz",
+    for name in ("run.json", "state.json", "eval.csv", "strength.png", "network_0.npz", "network_1.npz",
                  "best_network.npz", "data/iteration_0.npz", "data/iteration_1.npz"):  # fmt: skip
         assert (whole / name).is_file(), name
     rows = list(csv.DictReader((whole / "eval.csv").open()))
@@ -96,10 +96,7 @@ def test_the_training_command_runs_and_resumes(tmp_path, capsys) -> None:
     }
     network = NumpyNetwork.load(whole / "best_network.npz")
     assert network.metadata["players"] == [2, 3]
-    recorded = json.loads((whole / "config.json").read_text())
-    assert {key: network.metadata["settings"][key] for key in recorded if key != "layout"} == {
-        key: value for key, value in recorded.items() if key != "layout"
-    }
+    assert network.metadata["settings"] == json.loads((whole / "run.json").read_text())["settings"]
 
     # Run in two chunks: the bootstrap alone, then resumed for one more iteration.
     parted = tmp_path / "parted"
@@ -171,7 +168,7 @@ def test_sigint_stops_with_the_resume_line_and_resume_finishes(tmp_path) -> None
     module = "experiments.train_network"
     games = out / "state.json"  # written when the run starts its first phase's games... after the plan
     interrupt(module, [*TINY, "--iterations", "0", "--bootstrap-games", "300", "--out", str(out)],
-              ready=lambda: (out / "config.json").exists())  # fmt: skip
+              ready=lambda: (out / "run.json").exists())  # fmt: skip
     assert not (out / "network_0.npz").exists() and not games.exists()
     refused = run_module(module, ["--resume", str(out), "--bootstrap-games", "3"])
     assert refused.returncode == 2 and "not --bootstrap-games" in refused.stderr

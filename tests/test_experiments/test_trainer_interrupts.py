@@ -96,7 +96,7 @@ def test_sigint_to_the_command_in_its_bootstrap_exits_0_with_every_flag_in_the_r
     out = tmp_path / "run"
     module = "experiments.train_network"
     arguments = [*NETWORK, "--bootstrap-games", "400", "--workers", "3", "--out", str(out)]
-    stdout = interrupt(module, arguments, ready=lambda: (out / "config.json").exists())
+    stdout = interrupt(module, arguments, ready=lambda: (out / "run.json").exists())
     assert f"resume with: python -m {module} --resume {out} --workers 3 --no-progress\n" in stdout, stdout
     assert "nothing finished yet" not in stdout and not (out / "network_0.npz").exists()
     kept = len(load_kept(kept_path(out, 0)))
@@ -109,7 +109,7 @@ def test_sigterm_in_the_bootstrap_stops_as_ctrl_c_does(tmp_path: Path) -> None:
     out = tmp_path / "run"
     module = "experiments.train_network"
     arguments = [*NETWORK, "--bootstrap-games", "400", "--out", str(out)]
-    stdout = interrupt(module, arguments, ready=lambda: (out / "config.json").exists(), signal_number=signal.SIGTERM)
+    stdout = interrupt(module, arguments, ready=lambda: (out / "run.json").exists(), signal_number=signal.SIGTERM)
     assert f"resume with: python -m {module} --resume {out} --workers 1 --no-progress\n" in stdout, stdout
     resumed = run_module(module, ["--resume", str(out), "--bootstrap-games", "6"])
     assert resumed.returncode == 2 and "not --bootstrap-games" in resumed.stderr

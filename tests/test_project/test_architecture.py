@@ -375,3 +375,57 @@ def test_every_game_loop_judges_an_answer_by_the_envs_rule() -> None:
     agent: one rule, :func:`biblios_env.actions.is_action_id`."""
     found = {module: lines for module, path in MODULES.items() if (lines := other_answer_rules(path.read_text()))}
     assert not found, f"answers judged by another rule than is_action_id: {found}"
+
+
+#: A trainer's run record by name: ``run.json``, the earlier names of its settings files, and the
+#: constants that named them.
+RUN_RECORD_FILES: Final = frozenset({"run.json", "args.json", "settings.json", "config.json", "exploit_args.json"})
+RUN_RECORD_CONSTANTS: Final = frozenset({"RUN_FILE", "SETTINGS_FILE", "CONFIG_FILE", "EXPLOIT_ARGS"})
+#: The calls that write a file.
+FILE_WRITES: Final = frozenset({"write_json", "write_bytes", "write_text", "dump"})
+#: The one home of the run record, and the tournament, whose ``run.json`` is its own record of another shape.
+RUN_RECORD_HOMES: Final = ("experiments.training.runs", "experiments.tournament")
+
+
+def _names_run_record(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.rsplit("/", 1)[-1] in RUN_RECORD_FILES
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+    return name in RUN_RECORD_CONSTANTS
+
+
+def own_run_records(source: str) -> list[int]:
+    """The lines of ``source`` that keep a run folder's record their own way: the refusal text
+    "already holds a run" (one message, :mod:`experiments.training.runs`'), or a file write
+    (``write_json``, ``write_text``, ``write_bytes``, ``json.dump``) of a file named as a run record."""
+    lines = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "already holds a run" in node.value:
+            lines.add(node.lineno)
+        elif isinstance(node, ast.Call):
+            function = node.func
+            called = function.id if isinstance(function, ast.Name) else getattr(function, "attr", None)
+            if called in FILE_WRITES and any(_names_run_record(part) for part in ast.walk(node)):
+                lines.add(node.lineno)
+    return sorted(lines)
+
+
+def test_the_run_record_check_finds_a_record_of_its_own() -> None:
+    written = 'write_json(out / "args.json", args)\n(out / RUN_FILE).write_text(text)\n'
+    written += 'raise E(f"{out} already holds a run")\n'
+    assert own_run_records(written) == [1, 2, 3]
+    assert own_run_records('write_json(out / "exploitability.json", r)\nstart_run(out, MODULE, s, held)\n') == []
+
+
+def test_every_trainer_keeps_its_run_record_through_runs_py() -> None:
+    """One record (``run.json``), one refusal of a folder that holds a run, one reading for
+    ``--resume``: :mod:`experiments.training.runs`; no other module of experiments/ writes a run
+    record or the refusal its own way (the tournament's ``run.json`` is its own, of another shape)."""
+    found = {
+        module: lines
+        for module, path in MODULES.items()
+        if module.startswith("experiments.")
+        and not any(module == home or module.startswith(home + ".") for home in RUN_RECORD_HOMES)
+        and (lines := own_run_records(path.read_text()))
+    }
+    assert not found, f"run records or the refusal written outside experiments/training/runs.py: {found}"

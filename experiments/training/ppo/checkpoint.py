@@ -23,8 +23,6 @@ from experiments.training.runs import write_json
 
 MODEL_FILE: Final = "checkpoint.zip"
 STATE_FILE: Final = "checkpoint.json"
-#: The settings a PPO run was started with; ``--resume`` reads them back.
-SETTINGS_FILE: Final = "settings.json"
 
 
 @dataclass
@@ -74,4 +72,4 @@ def load_model(out: Path, state: SelfPlayState, env: Any) -> Any:
     return model
 
 
-__all__ = ["MODEL_FILE", "SETTINGS_FILE", "STATE_FILE", "SelfPlayState", "load_model", "load_state", "save"]
+__all__ = ["MODEL_FILE", "STATE_FILE", "SelfPlayState", "load_model", "load_state", "save"]

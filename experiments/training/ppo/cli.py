@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,12 +18,13 @@ from experiments.common.cli import (
 )
 from experiments.common.errors import CheckpointError, RunFolderError
 from experiments.common.match import parse_agent_spec
-from experiments.training.ppo import checkpoint
 from experiments.training.ppo.config import PPOConfig
 from experiments.training.ppo.opponents import parse_mixture
 from experiments.training.ppo.training import MODULE, train
 from experiments.training.runs import (
+    RUN_FILE,
     check_run_folder,
+    read_run,
     refuse_new_settings,
     resumable_length,
     resume_flags,
@@ -66,18 +66,15 @@ def config_from_arguments(args: argparse.Namespace) -> PPOConfig:
 
 
 def resumed_config(args: argparse.Namespace, parser: argparse.ArgumentParser) -> PPOConfig:
-    """The settings of the run in ``--resume RUN_DIR`` (its ``settings.json``), with a larger
+    """The settings of the run in ``--resume RUN_DIR`` (its ``run.json``), with a larger
     ``--total-steps`` and the options of :data:`HOW_IT_RUNS` if given; any other option is
     refused (the run keeps its own)."""
     folder: Path = args.resume
     refuse_new_settings(args, parser, "total_steps", *HOW_IT_RUNS, "out")
-    source = folder / checkpoint.SETTINGS_FILE
-    if not source.is_file():
-        parser.error(f"--resume {folder}: no run of {MODULE} there ({source} is missing)")
     try:
-        recorded = settings_from_json(PPOConfig, json.loads(source.read_text())["settings"], source)
-    except (RunFolderError, ValueError, KeyError) as error:
-        parser.error(f"--resume {folder}: {error}")
+        recorded = settings_from_json(PPOConfig, read_run(folder, MODULE)["settings"], folder / RUN_FILE)
+    except RunFolderError as error:
+        parser.error(str(error))
     total = recorded.total_steps if args.total_steps is None else args.total_steps
     how = {name: getattr(args, name) for name in HOW_IT_RUNS}
     return dataclasses.replace(recorded, out=folder, total_steps=total, **how)
@@ -89,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     check_backend_arguments(args, parser)
     check_run_folder(args, parser)
-    # A resumed run's --total-steps is not in its settings.json: the resume command repeats it too.
+    # A resumed run's --total-steps is not in its run.json: the resume command repeats it too.
     flags = resume_flags(args, parser, HOW_IT_RUNS if args.resume is None else ("total_steps", *HOW_IT_RUNS))
     if args.resume is not None:
         config = resumed_config(args, parser)
@@ -107,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # a second Ctrl-C while saving
-        return stopped_at_once(MODULE, config.out, (config.out / checkpoint.SETTINGS_FILE).is_file(), flags)
+        return stopped_at_once(MODULE, config.out, (config.out / RUN_FILE).is_file(), flags)
     return 0
 
 

@@ -153,7 +153,7 @@ class PPOConfig:
             object.__setattr__(self, "opponents", legacy_mixture(self.opponents, {"self": SNAPSHOT}))
 
     def settings(self) -> dict[str, Any]:
-        """The settings as ``settings.json`` and ``training.json`` record them: paths as text,
+        """The settings as ``run.json`` and ``training.json`` record them: paths as text,
         sequences as lists."""
         return settings_json(self)
 

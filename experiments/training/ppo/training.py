@@ -17,7 +17,6 @@ import numpy as np
 from agents.network import NumpyNetwork
 from agents.ppo_agent import export_policy, read_policy_file, write_policy_file
 from biblios_env.gym_env import BibliosGymEnv, OpponentPool
-from experiments.common.errors import RunFolderError
 from experiments.training.evaluation import plot_learning_curve
 from experiments.training.ppo import checkpoint
 from experiments.training.ppo.callback import build_callback
@@ -25,7 +24,7 @@ from experiments.training.ppo.checkpoint import SelfPlayState
 from experiments.training.ppo.config import PPOConfig
 from experiments.training.ppo.opponents import build_pool, parse_mixture
 from experiments.training.ppo.warm_start import WarmStartStoppedError, load_network, network_arch, warm_start
-from experiments.training.runs import keep_rows, write_json
+from experiments.training.runs import RUN_FILE, keep_rows, start_run
 from experiments.training.stopping import StopRequest, resume_line
 
 #: The command that trains: ``training.json`` and the policy files record it.
@@ -86,11 +85,11 @@ def train(
 ) -> dict[str, Any] | None:
     """Train as ``config`` says, or with ``resume`` continue the run in ``config.out`` from its
     checkpoint (or its warm start from the parts it kept); ``argv`` is the command line that asked
-    for it (for ``training.json``). Returns ``training.json``'s record, or None when a stop
-    (Ctrl-C, SIGTERM, ``stop``) ended the run at a checkpoint or with the warm start's finished
-    parts saved, having printed the command that resumes (with ``flags``, the options given that
-    the resumed command must repeat). ``stop`` replaces the signal handler (a caller that stops
-    the run itself)."""
+    for it (for ``run.json`` and ``training.json``). Returns ``training.json``'s record, or None
+    when a stop (Ctrl-C, SIGTERM, ``stop``) ended the run at a checkpoint or with the warm start's
+    finished parts saved, having printed the command that resumes (with ``flags``, the options
+    given that the resumed command must repeat). ``stop`` replaces the signal handler (a caller
+    that stops the run itself)."""
     import torch
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
@@ -168,10 +167,11 @@ def plan(config: PPOConfig) -> str:
 
 
 def start_run_folder(config: PPOConfig, argv: Sequence[str], resume: bool) -> SelfPlayState | None:
-    """A new run's folder (refused if it holds a run), or a resumed run's checkpoint state with
-    the logs trimmed back to the checkpoint's step (a stop after it wrote rows for steps that the
-    resumed run plays again). A resumed run stopped before its first checkpoint (in its warm
-    start) has none: None, and the run starts its model again, its warm start from what it kept."""
+    """A new run's folder (refused if it holds a run: a checkpoint, or a ``run.json`` alone, which
+    ``--resume`` continues), or a resumed run's checkpoint state with the logs trimmed back to the
+    checkpoint's step (a stop after it wrote rows for steps that the resumed run plays again). A
+    resumed run stopped before its first checkpoint (in its warm start) has none: None, and the
+    run starts its model again, its warm start from what it kept."""
     out = config.out
     if resume and not (out / checkpoint.STATE_FILE).exists() and not (out / checkpoint.MODEL_FILE).exists():
         for name in ("eval.csv", "progress.csv"):
@@ -182,12 +182,10 @@ def start_run_folder(config: PPOConfig, argv: Sequence[str], resume: bool) -> Se
         keep_rows(out / "eval.csv", lambda row: int(row["timesteps"]) <= state.timesteps)
         keep_rows(out / "progress.csv", lambda row: int(row["time/total_timesteps"]) <= state.timesteps)
         return state
-    if (out / checkpoint.STATE_FILE).exists() or (out / checkpoint.SETTINGS_FILE).exists():
-        raise RunFolderError(f"{out} already holds a run: continue it with --resume {out}, or choose another --out")
-    out.mkdir(parents=True, exist_ok=True)
+    held = (out / checkpoint.STATE_FILE).exists() or (out / RUN_FILE).exists()
+    start_run(out, MODULE, config.settings(), held=held, command_line=command_line(argv))
     for name in ("eval.csv", "progress.csv"):
         (out / name).unlink(missing_ok=True)
-    write_json(out / checkpoint.SETTINGS_FILE, {"command": command_line(argv), "settings": config.settings()})
     return None
 
 

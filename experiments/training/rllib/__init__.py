@@ -16,12 +16,12 @@ from experiments.training.rllib.config import (
     MODULE,
     PROGRESS_COLUMNS,
     PROGRESS_FILE,
-    RUN_FILE,
     STRENGTH_FILE,
     RLlibConfig,
 )
 from experiments.training.rllib.run_folder import check_run_folder, checkpoint_path, last_checkpoint, prepare_run
 from experiments.training.rllib.training import STRENGTH_COLUMNS, ForfeitError, train
+from experiments.training.runs import RUN_FILE
 
 __all__ = [
     "CHECKPOINTS", "EVAL_OPPONENTS", "MODULE", "PROGRESS_COLUMNS", "PROGRESS_FILE", "RUN_FILE", "STRENGTH_COLUMNS",

@@ -22,10 +22,10 @@ from experiments.common.cli import (
 from experiments.common.errors import RunFolderError
 from experiments.common.parallel import LOCAL, connect_ray
 from experiments.training.rllib.config import MODULE, RLlibConfig
-from experiments.training.rllib.run_folder import check_run_folder, last_checkpoint, recorded_settings
+from experiments.training.rllib.run_folder import check_run_folder, last_checkpoint
 from experiments.training.rllib.training import ForfeitError, train
 from experiments.training.runs import check_run_folder as check_folder_options
-from experiments.training.runs import default_out, resume_flags
+from experiments.training.runs import default_out, read_run, resume_flags
 from experiments.training.stopping import stopped_at_once
 
 #: What the quiet default hides, and the one line of Ray's it cannot (its C++ core writes it).
@@ -86,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if resume:  # the run's own settings, and those given anew (refused below unless they may change)
             given = {key: value for key, value in settings.items() if value != parser.get_default(key)}
-            settings = {**recorded_settings(args.resume), **given}
+            settings = {**read_run(args.resume, MODULE)["settings"], **given}
         out = args.resume if resume else (args.out or default_out("rllib"))
         config = RLlibConfig(**{**settings, "hidden": tuple(settings["hidden"]), "out": out})
         check_run_folder(config, resume)

@@ -12,8 +12,6 @@ from experiments.common.cli import at_least, positive, seed_value
 from experiments.training.runs import default_out
 
 MODULE: Final = "experiments.train_rllib"
-RUN_FILE: Final = "run.json"
-RUN_FORMAT: Final = "biblios-rllib-run"
 PROGRESS_FILE: Final = "progress.csv"
 STRENGTH_FILE: Final = "strength.csv"
 CHECKPOINTS: Final = "checkpoints"
@@ -86,6 +84,6 @@ class RLlibConfig:
 
 
 __all__ = [
-    "CHECKPOINTS", "EVAL_OPPONENTS", "MODULE", "PROGRESS_COLUMNS", "PROGRESS_FILE", "RESUMABLE_CHANGES", "RUN_FILE",
-    "RUN_FORMAT", "STRENGTH_FILE", "RLlibConfig",
+    "CHECKPOINTS", "EVAL_OPPONENTS", "MODULE", "PROGRESS_COLUMNS", "PROGRESS_FILE", "RESUMABLE_CHANGES",
+    "STRENGTH_FILE", "RLlibConfig",
 ]  # fmt: skip
