@@ -7,9 +7,17 @@ from typing import Final
 
 import numpy as np
 
-# Purposes mixed into derived seeds, so deal seeds and agent seeds never coincide.
+# Purposes mixed into derived seeds, so that seeds for different purposes never coincide; one
+# list, so that a new purpose takes a new number.
 DEAL: Final = 1
 AGENT: Final = 2
+#: The seed of a league's exploiter run (its games never repeat the main run's).
+EXPLOITER_RUN: Final = 3
+#: The teacher games of expert iteration and PPO's warm start: each game's deal, its agents, and
+#: the draw of who plays the learner seat's move.
+TEACHER_GAME: Final = 11
+TEACHER_AGENT: Final = 12
+TEACHER_CHOICE: Final = 13
 
 
 def derive_seed(run_seed: int, *keys: int) -> int:
@@ -18,4 +26,4 @@ def derive_seed(run_seed: int, *keys: int) -> int:
     return (int(words[0]) << 31) ^ int(words[1])
 
 
-__all__ = ["AGENT", "DEAL", "derive_seed"]
+__all__ = ["AGENT", "DEAL", "EXPLOITER_RUN", "TEACHER_AGENT", "TEACHER_CHOICE", "TEACHER_GAME", "derive_seed"]

@@ -46,15 +46,13 @@ from biblios_env.engine.scoring import rewards
 from biblios_env.observations import OBSERVATION_SIZE, observation_counts
 from experiments.common.match import AgentSpec, GameResult, build_agent, parse_agent_spec, play_game
 from experiments.common.parallel import LOCAL, Runner, batches_of
-from experiments.common.seeds import derive_seed
+from experiments.common.seeds import TEACHER_AGENT, TEACHER_CHOICE, TEACHER_GAME, derive_seed
 from experiments.common.stats import win_shares
 from experiments.training.networks import Samples
 
 Item = TypeVar("Item")
 Data = TypeVar("Data")
 
-#: Purpose keys of derived seeds (see experiments.tournament.derive_seed).
-_GAME, _AGENT, _CHOICE = 11, 12, 13
 #: The arrays of PPO's demonstrations (and of its ``--bc-data`` file).
 DEMONSTRATION_KEYS: Final = ("observations", "masks", "actions", "returns")
 
@@ -229,7 +227,7 @@ def _opponent(config: SelfPlayConfig, rng: random.Random) -> AgentSpec:
 def play_recorded(config: SelfPlayConfig, game: int) -> Samples:
     """Play game number ``game`` of the run and return its labelled decisions."""
     num_players = config.players[game % len(config.players)]
-    rng = random.Random(derive_seed(config.seed, _CHOICE, game))
+    rng = random.Random(derive_seed(config.seed, TEACHER_CHOICE, game))
     learner_seat = rng.randrange(num_players)
     decisions = LabelledDecisions()
     agents: list[Agent] = []
@@ -248,8 +246,8 @@ def play_recorded(config: SelfPlayConfig, game: int) -> Samples:
             )
         )  # fmt: skip
     result = play_game(
-        agents, derive_seed(config.seed, _GAME, game), game_config=GameConfig(num_players, config.penalty),
-        agent_seeds=[derive_seed(config.seed, _AGENT, game, seat) for seat in range(num_players)],
+        agents, derive_seed(config.seed, TEACHER_GAME, game), game_config=GameConfig(num_players, config.penalty),
+        agent_seeds=[derive_seed(config.seed, TEACHER_AGENT, game, seat) for seat in range(num_players)],
     )  # fmt: skip
     return decisions.samples(result, game)
 
@@ -267,7 +265,7 @@ def generate(
     samples = play_games(
         partial(play_recorded, config),
         list(games),
-        describe=lambda game: f"game {game} (seed {derive_seed(config.seed, _GAME, game)})",
+        describe=lambda game: f"game {game} (seed {derive_seed(config.seed, TEACHER_GAME, game)})",
         runner=runner,
         progress=progress,
         kept=kept,
