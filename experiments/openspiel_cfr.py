@@ -7,7 +7,7 @@ written down. This command exports the tree once to Gambit's ``.efg`` format
 solvers on it: CFR, CFR+ and outcome-sampling MCCFR in C++, and DCFR (OpenSpiel's Python solver
 driving the C++ tree; on ``mini`` only, as on ``small`` it needs more than 24 GB). The same CFR,
 CFR+ and DCFR updates also run on the tree read into numpy arrays (``numpy-cfr``,
-``numpy-cfr+``, ``numpy-dcfr``: :mod:`experiments.numpy_cfr`, about eleven times as fast as C++
+``numpy-cfr+``, ``numpy-dcfr``: :mod:`experiments.exact.numpy_cfr`, about eleven times as fast as C++
 on ``small``). After 1, 2, 4, ... iterations it measures the exploitability of each solver's
 average policy (``pyspiel.exploitability``, or the numpy best response for the numpy solvers:
 the mean over the seats of what a best response gains against it; 0 at a Nash equilibrium) and
@@ -15,9 +15,9 @@ prints the game value for the first player under the least exploitable average p
 With ``--out DIR`` it writes ``cfr.csv`` and the log-log plot ``cfr.png`` (exploitability
 against iterations and against seconds); ``--efg FILE`` keeps the exported tree (Gambit and
 ``pyspiel.load_efg_game`` read it). Where the tree is small enough
-(:data:`experiments.gambit_lp.LP_MAX_HISTORIES`: ``mini``) and the ``gambit`` extra is
+(:data:`experiments.exact.gambit_lp.LP_MAX_HISTORIES`: ``mini``) and the ``gambit`` extra is
 installed, Gambit's sequence-form LP solves it outright and its equilibrium's value and
-exploitability cross-check the solvers' (:mod:`experiments.gambit_lp`).
+exploitability cross-check the solvers' (:mod:`experiments.exact.gambit_lp`).
 
     python -m experiments.openspiel_cfr --preset small --iterations 256 --out runs/cfr-small
 
@@ -38,10 +38,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from experiments.common.cli import at_least, invocation_note, positive, program_name
-from experiments.numpy_cfr import EfgTree, TreeCFR
+from experiments.exact.numpy_cfr import EfgTree, TreeCFR
 
 if TYPE_CHECKING:
-    from experiments.gambit_lp import LpSolution
+    from experiments.exact.gambit_lp import LpSolution
 
 #: The game each preset is solved as: two players, zero-sum ``win`` reward.
 PRESET_PARAMETERS: dict[str, dict[str, Any]] = {
@@ -49,9 +49,9 @@ PRESET_PARAMETERS: dict[str, dict[str, Any]] = {
     "small": {"players": 2, "preset": "small", "strict_bids": False, "reward": "win"},
 }
 #: The solvers, in the order they run and are plotted: OpenSpiel's, then the same updates on the
-#: tree as numpy arrays (:mod:`experiments.numpy_cfr`).
+#: tree as numpy arrays (:mod:`experiments.exact.numpy_cfr`).
 SOLVER_NAMES = ("cfr", "cfr+", "dcfr", "mccfr", "numpy-cfr", "numpy-cfr+", "numpy-dcfr")
-#: The numpy solvers' prefix: ``numpy-cfr+`` runs :class:`experiments.numpy_cfr.TreeCFR` ``"cfr+"``.
+#: The numpy solvers' prefix: ``numpy-cfr+`` runs :class:`experiments.exact.numpy_cfr.TreeCFR` ``"cfr+"``.
 NUMPY_PREFIX = "numpy-"
 #: Outcome-sampling MCCFR samples one history per iteration where the others walk the whole tree:
 #: it runs this many times as many iterations (so its checkpoints are still 1, 2, 4, ... "sweeps").
@@ -246,7 +246,7 @@ def write_outputs(out: Path, preset: str, rows: list[Checkpoint]) -> None:
 def report_lp(text: str, game: Any, size: TreeSize, best: Checkpoint) -> LpSolution | None:
     """Solve the tree by Gambit's sequence-form LP where it fits, say whether its value agrees
     with ``best``'s (within twice its exploitability, as that bound allows), and return it."""
-    from experiments.gambit_lp import LP_MAX_HISTORIES, gambit_available, lp_equilibrium
+    from experiments.exact.gambit_lp import LP_MAX_HISTORIES, gambit_available, lp_equilibrium
 
     if size.histories > LP_MAX_HISTORIES:
         print(f"no sequence-form LP: {size.histories:,} histories (Gambit's dense LP runs up to {LP_MAX_HISTORIES:,})")

@@ -6,7 +6,7 @@ the export to ``.efg`` text (:func:`biblios_env.openspiel.efg_text`), OpenSpiel'
 per iteration on the tree loaded from it (``pyspiel.load_efg_game``), and C++ CFR per iteration on
 ``python_biblios`` itself (the same solver calling the Python game at every node), and prints the
 ratio of the two CFR figures; then the same tree read into numpy arrays
-(:class:`experiments.numpy_cfr.EfgTree`: the seconds to read it) and the numpy CFR+ and DCFR
+(:class:`experiments.exact.numpy_cfr.EfgTree`: the seconds to read it) and the numpy CFR+ and DCFR
 per iteration, with the ratio of C++ CFR+ to numpy CFR+. The Python game's CFR is slow on ``small`` (about a minute an
 iteration), so it runs ``--python-iterations`` there (default 1). Results go to ``--out`` as JSON;
 docs/openspiel.md quotes them.
@@ -23,7 +23,7 @@ from typing import Any
 
 from experiments.benchmarks import save_results
 from experiments.common.cli import at_least, invocation_note, program_name
-from experiments.numpy_cfr import EfgTree, TreeCFR
+from experiments.exact.numpy_cfr import EfgTree, TreeCFR
 from experiments.openspiel_cfr import PRESET_PARAMETERS, efg_tree_size
 
 

@@ -26,8 +26,8 @@ from open_spiel.python.algorithms import exploitability as python_exploitability
 from biblios_env.actions import describe  # noqa: E402
 from biblios_env.cards import card_name  # noqa: E402
 from biblios_env.openspiel import efg_text  # noqa: E402
-from experiments import gambit_lp  # noqa: E402
-from experiments.numpy_cfr import EfgTree  # noqa: E402
+from experiments.exact import gambit_lp  # noqa: E402
+from experiments.exact.numpy_cfr import EfgTree  # noqa: E402
 from experiments.openspiel_cfr import (  # noqa: E402
     PRESET_PARAMETERS,
     SOLVER_NAMES,

@@ -1,4 +1,4 @@
-"""CFR, CFR+ and DCFR over an exported tree as numpy arrays (``experiments.numpy_cfr``).
+"""CFR, CFR+ and DCFR over an exported tree as numpy arrays (``experiments.exact.numpy_cfr``).
 
 The solvers must be OpenSpiel's, update for update: on the ``mini`` preset's tree their average
 policies' exploitabilities after 1, 2, 4 and 8 iterations are OpenSpiel's (C++ CFR and CFR+,
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from optional_extras import require
 
-from experiments.numpy_cfr import VARIANTS, EfgTree, TreeCFR
+from experiments.exact.numpy_cfr import VARIANTS, EfgTree, TreeCFR
 
 #: Matching pennies with unequal stakes (both heads pays the first player 2, both tails 1, a
 #: mismatch costs 1), after a coin the first player sees and that changes nothing; the second

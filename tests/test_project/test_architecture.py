@@ -126,8 +126,8 @@ LAYERS: Final[tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]] = (
             "experiments.train_rllib",
             "experiments.train_selfplay",
             "experiments.openspiel_cfr",
-            "experiments.gambit_lp",
-            "experiments.numpy_cfr",
+            "experiments.exact",
+            "experiments.exact.*",
             "experiments.exploit",
             "experiments.exploit.*",
             "experiments.benchmarks",
@@ -429,3 +429,25 @@ def test_every_trainer_keeps_its_run_record_through_runs_py() -> None:
         and (lines := own_run_records(path.read_text()))
     }
     assert not found, f"run records or the refusal written outside experiments/training/runs.py: {found}"
+
+
+#: The most modules experiments/ holds at its top, ``__init__`` included: the command entry points
+#: (``train_*``, ``openspiel_cfr``); everything else lives in a package of its job.
+MAX_LOOSE_MODULES: Final = 6
+#: The most lines one module of experiments/ or agents/ may have: past it, it holds several jobs.
+MAX_MODULE_LINES: Final = 600
+
+
+def test_experiments_keeps_few_loose_modules() -> None:
+    loose = sorted(path.name for path in (ROOT / "experiments").glob("*.py"))
+    assert len(loose) <= MAX_LOOSE_MODULES, f"{len(loose)} modules at experiments/ top: {loose}"
+
+
+def test_no_module_of_the_experiments_or_the_agents_is_over_the_line_limit() -> None:
+    long = {
+        str(path.relative_to(ROOT)): count
+        for folder in ("experiments", "agents")
+        for path in (ROOT / folder).rglob("*.py")
+        if (count := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, f"modules over {MAX_MODULE_LINES} lines (split them by job): {long}"
