@@ -1,75 +1,8 @@
-"""Biblios for one learning seat as a Gymnasium environment (``biblios_gym_v1``), for SB3 / sb3-contrib.
-
-| | |
-|---|---|
-| Import | `from biblios_env.gym_env import BibliosGymEnv`; `gymnasium.make("biblios/BibliosGym-v1")` |
-| Learner | one seat, fixed (`learner_seat=s`) or drawn per episode (`learner_seat=None`) |
-| Opponents | the other seats, played by objects implementing the `Agent` protocol |
-| Action space | `Discrete(266)` (`biblios_env.actions`); legal ones from `action_masks()` |
-| Observation | `Box(0, ·, (1134,), float32)`: the learner's seat's observation (`biblios_env.observations`) |
-| Rewards | terminal only; the learner's own seat's PettingZoo reward, `"win"` (default) or `"vp"` |
-
-**Episodes.** ``reset`` draws the player count (``num_players`` may be a tuple of counts),
-the learner's seat, the opponents and a game seed from the env's seeded generator, then
-lets the opponents play until the learner must decide. ``step(action)`` applies the
-learner's action and again lets the opponents play until the learner's next decision or
-the end of the game. Every observation and mask is the learner's seat's — opponents'
-information never reaches the learner (RULES §7).
-
-**Rewards.** The reward is the learner's *own* seat's reward as the PettingZoo environment
-computes it (:meth:`raw_env.rewards_of`), whatever seat it sits in; training on another
-seat's reward is a known self-play bug that ``tests/test_env/test_gym_env.py`` guards against.
-Terminal ``info`` carries ``vp``, ``winners``, ``learner_seat``, ``is_success`` (the learner
-is among the winners; SB3 logs it as ``rollout/success_rate``) and ``opponents`` (names).
-
-**Action masks.** :meth:`BibliosGymEnv.action_masks` returns the legal actions of the
-current learner decision (boolean, length 266), exactly the PettingZoo mask: sb3-contrib's
-``MaskablePPO`` finds it by name, through any VecEnv. After the end of the game it is all
-False. The mask is also in ``info["action_mask"]`` of every ``reset`` and ``step``.
-
-**Actions.** An action is an int id: a Python or numpy integer, or the 0-d integer array
-``model.predict`` returns for one observation. Anything else — a bool, a float such as
-``1.7``, a string — raises :class:`~biblios_env.engine.IllegalActionError` naming it, in
-both modes below (it is a caller's bug, not a move).
-
-**Illegal actions.** By default an illegal action raises
-:class:`~biblios_env.engine.IllegalActionError` naming it (a policy that drops its masks
-fails loudly); the game is unchanged, so the learner may act again. Gymnasium's and SB3's
-environment checkers step *unmasked* random actions; build the env with
-``illegal_action="forfeit"`` for them: an illegal action id then ends the episode with
-reward ``forfeit_reward`` and ``info["forfeit"] = True``.
-
-**Reset.** ``reset(seed=..., options=...)`` reads ``num_players``, ``learner_seat`` and the
-PettingZoo env's ``deck``, ``auction_order`` and ``first_player``; other keys are ignored
-with a warning naming them. A bad seed (a non-negative int is expected), a player count
-this env does not play or a ``learner_seat`` that is not a seat raises ValueError naming it
-before anything changes; an option that fails only once the episode is drawn (a ``deck``
-for another player count, a ``learner_seat`` beyond the drawn count) raises ValueError and
-leaves the episode stopped, as below.
-
-**Faults.** If an opponent raises (in ``start_game`` or ``act``) or plays an illegal action
-inside ``reset()`` or ``step()``, an :class:`OpponentError` names the opponent, its seat and
-the game seed, and the episode is stopped: the game is still on that opponent's turn, so
-every ``step()`` raises RuntimeError until the next ``reset()`` (and ``action_masks()`` is
-all False). The same holds if a reset fails half-way or an opponent's turn is interrupted.
-
-**Rendering.** ``render_mode`` ``"ansi"`` or ``"human"``; ``render_view`` ``None`` or
-``"learner"`` (default) shows the learner's seat's table, what the learner may know;
-``"table"`` shows the full table, every hand, for a human watching (see
-:func:`biblios_env.text.full_table_text`).
-
-**Opponents.** ``opponents`` is one of: ``None`` (uniformly random legal moves); a sequence
-of agents, one per other seat in seat order after the learner (the learner's left
-neighbour first); a single agent (2 players only); or a callable
-``(num_players, rng) -> sequence of agents`` called at every reset, e.g. an
-:class:`OpponentPool` that samples each opponent from weighted factories. Agents follow
-:class:`~biblios_env.agent_interface.Agent` (``start_game`` then ``act``) and are started
-with seeds drawn from the env's generator, so a seeded reset replays the same episode.
-:meth:`BibliosGymEnv.set_opponents` swaps the source between episodes (through a VecEnv:
-``vec_env.env_method("set_opponents", pool)``).
-
-Version history: v1 — follows the PettingZoo env's v1 (a payment in progress is seen only by
-the payer); v0 — first release.
+"""Biblios for one learning seat as a Gymnasium environment (``biblios_gym_v1``), for SB3 / sb3-contrib:
+the other seats are played by :class:`~biblios_env.agent_interface.Agent` objects between the
+learner's decisions, so a single-agent algorithm trains on a multi-player game; every observation,
+mask and reward is the learner's own seat's. Episodes, rewards, masks, bad actions, faults and the
+opponents: docs/environment.md, "The single-seat Gymnasium env".
 """
 
 from __future__ import annotations
