@@ -9,7 +9,8 @@ agents too: the Gymnasium wrapper's opponents and the tournament harness both ha
 from __future__ import annotations
 
 import random
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -128,3 +129,12 @@ class UniformRandomAgent:
     def act(self, observation: AgentObservation) -> int:
         legal = observation.legal_actions
         return legal[self.rng.randrange(len(legal))]
+
+
+#: What plays the other seats beside a learner: :class:`Agent` in the Gymnasium env, also
+#: :class:`BatchAgent` in the batched games.
+Opponent = TypeVar("Opponent")
+#: Where a learner's opponents come from: called once per game with the game's player count and
+#: the env's generator, it returns the agents of the other seats, the learner's left neighbour
+#: first (``OpponentSource[Agent]``, ``OpponentSource[Agent | BatchAgent]``).
+OpponentSource = Callable[[int, np.random.Generator], Sequence[Opponent]]

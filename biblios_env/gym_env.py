@@ -15,7 +15,7 @@ import numpy as np
 from gymnasium import spaces
 
 from biblios_env.actions import NUM_ACTIONS, is_action_id
-from biblios_env.agent_interface import Agent, AgentObservation, UniformRandomAgent
+from biblios_env.agent_interface import Agent, AgentObservation, OpponentSource, UniformRandomAgent
 from biblios_env.engine.config import check_seed
 from biblios_env.engine.game import Game, IllegalActionError
 from biblios_env.engine.setup import check_num_players
@@ -42,9 +42,6 @@ LEARNER_VIEW: Final = "learner"
 RENDER_VIEWS: Final = (LEARNER_VIEW, FULL_TABLE)
 #: Why the episode cannot go on while the opponents play (replaced by the reason if one fails).
 _INTERRUPTED: Final = "the episode was interrupted during an opponent's turn"
-
-#: Where the opponents come from: a source called once per episode.
-OpponentSource = Callable[[int, np.random.Generator], Sequence[Agent]]
 
 
 class OpponentError(RuntimeError):
@@ -152,7 +149,7 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
     def __init__(
         self,
         num_players: int | Sequence[int] = 2,
-        opponents: OpponentSource | Sequence[Agent] | Agent | None = None,
+        opponents: OpponentSource[Agent] | Sequence[Agent] | Agent | None = None,
         *,
         learner_seat: int | None = None,
         render_mode: str | None = None,
@@ -195,7 +192,7 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         first = self.envs[self.player_counts[0]]
         self.observation_space = first.observation_space(first.possible_agents[0])["observation"]
         self.action_space = spaces.Discrete(NUM_ACTIONS)
-        self.opponent_source: OpponentSource = self._source(opponents)
+        self.opponent_source: OpponentSource[Agent] = self._source(opponents)
         self.env: raw_env = first
         self.learner_seat = 0
         self.opponents: list[Agent] = []
@@ -207,7 +204,7 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         self._aborted: str | None = None
 
     # ----------------------------------------------------------------- opponents
-    def _source(self, opponents: OpponentSource | Sequence[Agent] | Agent | None) -> OpponentSource:
+    def _source(self, opponents: OpponentSource[Agent] | Sequence[Agent] | Agent | None) -> OpponentSource[Agent]:
         if opponents is None:
             return lambda num_players, rng: [UniformRandomOpponent() for _ in range(num_players - 1)]
         if _is_agent(opponents):
@@ -232,7 +229,7 @@ class BibliosGymEnv(gymnasium.Env[np.ndarray, np.int64]):
             f"opponents must be None, an agent, a sequence of agents or a callable source, got {opponents!r}"
         )
 
-    def set_opponents(self, opponents: OpponentSource | Sequence[Agent] | Agent | None) -> None:
+    def set_opponents(self, opponents: OpponentSource[Agent] | Sequence[Agent] | Agent | None) -> None:
         """Replace the opponents from the next episode on (a VecEnv reaches it with ``env_method``)."""
         self.opponent_source = self._source(opponents)
 

@@ -43,8 +43,8 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
 from biblios_env.actions import NUM_ACTIONS
-from biblios_env.agent_interface import BatchAgent
-from biblios_env.vector.learner import LearnerGames, OpponentSource
+from biblios_env.agent_interface import Agent, BatchAgent, OpponentSource
+from biblios_env.vector.learner import LearnerGames
 
 #: The autoreset modes this env implements (Gymnasium's ``DISABLED`` needs per-game resets, which it has not).
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
@@ -76,7 +76,7 @@ class BibliosVectorEnv(gymnasium.vector.VectorEnv):
         self,
         num_envs: int,
         num_players: int = 2,
-        opponents: OpponentSource | BatchAgent | None = None,
+        opponents: OpponentSource[Agent | BatchAgent] | BatchAgent | None = None,
         *,
         learner_seat: int | None = None,
         seed: int | None = None,

@@ -11,27 +11,24 @@ Opponents are :class:`~biblios_env.agent_interface.BatchAgent` objects (a networ
 every game where it is to act) or per-game :class:`~biblios_env.agent_interface.Agent` objects
 (started for each game, shown their seat's view), given as for the Gymnasium wrapper: ``None``
 (uniformly random moves, batched), one batch agent for every opponent seat, or an
-:data:`~biblios_env.gym_env.OpponentSource` called per game (an
+:data:`~biblios_env.agent_interface.OpponentSource` called per game (an
 :class:`~biblios_env.gym_env.OpponentPool` of factories; a factory that returns one shared batch
 agent batches it across games).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import numpy as np
 
-from biblios_env.agent_interface import Agent, AgentObservation, BatchAgent, UniformBatchAgent
+from biblios_env.agent_interface import Agent, AgentObservation, BatchAgent, OpponentSource, UniformBatchAgent
 from biblios_env.engine.views import player_view
 from biblios_env.gym_env import OpponentError
 from biblios_env.observations import encode_state
 from biblios_env.pettingzoo_env import raw_env
 from biblios_env.vector.games import VectorGame
 
-#: Per game: the agents of the other seats, left of the learner first.
-OpponentSource = Callable[[int, np.random.Generator], Sequence[Agent | BatchAgent]]
 #: The agent code of a seat played by a per-game agent (a batch agent's code is its ``id``, the
 #: learner's seat 0): the codes let a round group the games to step by agent in numpy.
 PER_GAME_AGENT = -1
@@ -57,7 +54,7 @@ class LearnerGames:
         self,
         num_games: int,
         num_players: int = 2,
-        opponents: OpponentSource | BatchAgent | None = None,
+        opponents: OpponentSource[Agent | BatchAgent] | BatchAgent | None = None,
         *,
         learner_seat: int | None = None,
         seed: int | None = None,
@@ -93,7 +90,9 @@ class LearnerGames:
         #: Per slot, the learner's last finished game: (seat, final VP, winners, opponents' names).
         self.results: list[dict[str, Any] | None] = [None] * self.num_games
 
-    def _source(self, opponents: OpponentSource | BatchAgent | None) -> OpponentSource:
+    def _source(
+        self, opponents: OpponentSource[Agent | BatchAgent] | BatchAgent | None
+    ) -> OpponentSource[Agent | BatchAgent]:
         if opponents is None:
             uniform = self.uniform
             return lambda num_players, rng: [uniform] * (num_players - 1)
@@ -251,4 +250,4 @@ class LearnerGames:
         return encode_state(game.state, int(self.results[slot]["learner_seat"]))  # type: ignore[index]
 
 
-__all__ = ["LearnerGames", "OpponentSource"]
+__all__ = ["LearnerGames"]

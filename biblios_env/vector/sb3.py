@@ -26,8 +26,8 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
 from biblios_env.actions import NUM_ACTIONS
-from biblios_env.agent_interface import BatchAgent
-from biblios_env.vector.learner import LearnerGames, OpponentSource
+from biblios_env.agent_interface import Agent, BatchAgent, OpponentSource
+from biblios_env.vector.learner import LearnerGames
 
 #: The one method ``env_method`` answers (sb3-contrib's name for the masks).
 ACTION_MASKS = "action_masks"
@@ -52,7 +52,7 @@ class BibliosVecEnv(VecEnv):
         self,
         num_envs: int,
         num_players: int = 2,
-        opponents: OpponentSource | BatchAgent | None = None,
+        opponents: OpponentSource[Agent | BatchAgent] | BatchAgent | None = None,
         *,
         learner_seat: int | None = None,
         seed: int | None = None,
