@@ -1,52 +1,8 @@
-"""What both search agents share: the heuristic default, the determinizations, the searched
-moves, the rollouts, the rewards and the budget (:class:`SearchAgent`).
-
-A search agent plays its heuristic (the ``value`` heuristic, :class:`agents.heuristics.ValueAgent`,
-run on the agent's own observation; the shipped network instead with ``proposer=network``, and by
-default at 2, 3 and 4 players, where it is the stronger) at every decision, and searches only the
-decisions listed in ``searched``: there its search (:mod:`agents.search.flat` or
-:mod:`agents.search.tree`) may overrule the heuristic. Decisions with a single candidate move are
-the heuristic's too.
-
-Every simulation starts from a **determinization**: a full game state consistent with the
-searching seat's view (:func:`biblios_env.engine.sampling.sample_state`: exact card counting;
-opponents' hidden cards, the removed cards and the piles dealt at random; a fresh generator for
-the chance events still to come, such as the auction shuffle and penalty picks). With a
-``belief`` other than ``none`` (:mod:`agents.belief`) the agent follows the game through every
-view it is shown and, at a searched decision, deals one batch of determinizations from its
-belief instead (``bids``: weighted by what the opponents' bids revealed); the search takes them
-in turn (resampled by their weights, or with ``belief_weights`` as drawn, each weighted). The
-agent is an :class:`~biblios_env.agent_interface.Observer`: a game loop that shows it the table
-after every action (:func:`experiments.common.match.play_game` does) lets its belief see each bid;
-shown views only at its own decisions, at three or more players the belief sees the bidding as
-it stands when the seat's turn comes round, and nothing of an auction after the seat passed.
-It is **rolled out** with its rollout policy (by default a :class:`RolloutPolicy`, a fast
-full-information imitation of the value heuristic stepping the raw rules functions;
-``rollout=random``: uniform over the searched moves instead; ``horizon``: stop after that many
-gift turns / auctions and score with :meth:`RolloutPolicy.evaluate`); with ``rollout=network``
-(and by default at 2 players, ``auto``) the shipped network plays the searching seat instead and
-the policy the others, since the network is how the seat will play on
-(:mod:`agents.search.network_rollouts`), and it is **scored** for each
-seat: a win share (1 for a sole winner, 1/k for a k-way shared win, else 0) plus
-``margin_weight * tanh(VP margin / 5)``.
-
-**Action abstraction** of the search (266 action ids, 66 of them bids):
-
-* *bids*: PASS and raises of ``bid_raises`` over the high bid (default: +1 only; the English
-  auction's minimum raise), never above what the bidder can pay (coins for a category or
-  church card, cards for a gold card). Jump bids and bluffs are not searched: in our
-  measurements jump bids only added noise to the estimates.
-* *payments*: a payment (a sequence of PAY decisions) is one move, the payment policy's card
-  at each step (the gold that overpays least, the least useful cards for a gold card). REFUSE
-  is searched only with ``search_refuse=True``: since searched bids never exceed what the
-  bidder can pay, refusing only hands cards to the opponents.
-* placements, common-area takes and church dice are searched in full when listed in
-  ``searched``.
-
-Budget: ``iterations`` determinizations per searched decision and/or ``time_limit`` seconds
-per searched decision, whichever comes first (at least one). ``last_search`` holds the last
-search's iterations, simulated decisions (moves, forced moves and rollout moves applied) and
-seconds.
+"""What both search agents share (:class:`SearchAgent`): the proposer's default move, the
+determinizations, the searched moves and their action abstraction, the rollouts, the rewards and
+the budget. A search plays its proposer's move everywhere and may overrule it only at the searched
+decisions, after simulating each candidate move on determinizations of the hidden cards. How it
+all works, and how to give a search your own rollouts: docs/search.md.
 """
 
 from __future__ import annotations

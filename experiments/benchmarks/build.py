@@ -79,8 +79,9 @@ def _raw_env(size: int) -> dict[str, float]:
     return {"steps_per_s": steps / (time.perf_counter() - start), "work": steps}
 
 
-def _positions(games: int, only_bids: bool) -> list[Any]:
-    """The decisions with a real choice of seeded value-vs-value games, as agent observations."""
+def choice_positions(games: int, only_bids: bool, players: int = PLAYERS) -> list[Any]:
+    """The decisions with a real choice of seeded value-vs-value games of ``players``, as agent
+    observations."""
     from agents.heuristics import ValueAgent
     from biblios_env.agent_interface import AgentObservation
     from biblios_env.engine import Decision, Game
@@ -88,10 +89,10 @@ def _positions(games: int, only_bids: bool) -> list[Any]:
 
     found = []
     for seed in range(games):
-        game = Game(PLAYERS, seed=seed)
-        agents = [ValueAgent() for _ in range(PLAYERS)]
+        game = Game(players, seed=seed)
+        agents = [ValueAgent() for _ in range(players)]
         for seat, agent in enumerate(agents):
-            agent.start_game(seat, PLAYERS, seed=seed * 10 + seat)
+            agent.start_game(seat, players, seed=seed * 10 + seat)
         while not game.is_over:
             seat = game.current_player
             observation = AgentObservation(player_view(game.state, seat), list(game.legal_actions()))
@@ -104,7 +105,7 @@ def _positions(games: int, only_bids: bool) -> list[Any]:
 def _value(size: int) -> dict[str, float]:
     from agents.heuristics import ValueAgent
 
-    positions = _positions(3, only_bids=False)
+    positions = choice_positions(3, only_bids=False)
     agent = ValueAgent()
     agent.start_game(0, PLAYERS, seed=0)
     start = time.perf_counter()
@@ -119,7 +120,7 @@ def _value(size: int) -> dict[str, float]:
 def _ismcts(size: int) -> dict[str, float]:
     from agents.search import FlatSearch
 
-    positions = _positions(2, only_bids=True)[::5][: size * 4]
+    positions = choice_positions(2, only_bids=True)[::5][: size * 4]
     agent = FlatSearch(seed=0)
     simulated = 0
     start = time.perf_counter()

@@ -31,6 +31,8 @@ from experiments.benchmarks import save_results
 from experiments.common.cli import HelpFormatter, at_least, invocation_note, program_name
 from experiments.training import selfplay
 from experiments.training.selfplay import Args
+from experiments.training.selfplay_state import start
+from experiments.training.selfplay_watch import MODULE
 from experiments.training.stopping import StopRequest
 
 #: The configurations: (pipeline, torch threads per side).
@@ -79,7 +81,7 @@ def breakdown(args: argparse.Namespace) -> dict[str, float]:
     """Microseconds per network decision of each part of an update, without the pipeline."""
     with tempfile.TemporaryDirectory() as folder:
         settings = Args(out=Path(folder) / "run", players=args.players, seed=args.seed, eval_every=0, tensorboard=False)
-        run = selfplay.start(settings, resume=False)
+        run = start(settings, resume=False, command=MODULE)
         times = {"collect": 0.0, "prepare": 0.0, "update": 0.0}
         decisions = 0.0
         for index in range(args.updates):

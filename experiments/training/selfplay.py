@@ -54,9 +54,8 @@ from experiments.training.runs import (
     resume_flags,
     settings_from_json,
     settings_json,
-    start_run,
 )
-from experiments.training.selfplay_state import Run
+from experiments.training.selfplay_state import Run, start
 from experiments.training.selfplay_watch import MODULE, Watch, evaluate, export, plan, plot_curve
 from experiments.training.stopping import StopRequest, resume_line, stopped_at_once
 from experiments.training.tensors import SparseRows
@@ -234,28 +233,6 @@ def prepare(run: Run, rollout: Rollout) -> tuple[Rollout, Rollout | None]:
 
 
 # ----------------------------------------------------------------------------- the main loop
-def holds_run(out: Path) -> bool:
-    """Whether ``out`` holds a self-play run that a new one would overwrite: its checkpoint or its
-    log (a ``run.json`` alone is a run stopped before either, which starts again)."""
-    return (out / "checkpoint.pt").exists() or (out / "progress.csv").exists()
-
-
-def start(args: Args, resume: bool, command: str = MODULE, **extra: Any) -> Run:
-    """A new run of ``command`` in ``args.out`` (``run.json`` records ``extra`` too), or the run
-    there continued from its checkpoint."""
-    out = args.out
-    if resume:
-        run = Run(args)
-        run.load(out / "checkpoint.pt")
-        return run
-    start_run(out, command, args.to_json(), held=holds_run(out), **extra)
-    run = Run(args)
-    run.games.reset()
-    for slot in range(args.num_games):
-        run.pool.seat_players(slot)
-    return run
-
-
 def train(
     args: Args,
     resume: bool = False,
@@ -404,4 +381,4 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["Args", "build_parser", "holds_run", "main", "train"]
+__all__ = ["Args", "build_parser", "main", "train"]

@@ -1,6 +1,7 @@
 """The state of a self-play run (:class:`Run`): the learning network and its actor copy, the
 optimizer, the batched games, the opponent pool and the counters, and the checkpoint that holds
-them all, so that a resumed run goes on exactly as an uninterrupted one."""
+them all, so that a resumed run goes on exactly as an uninterrupted one; and how a run starts
+in its folder or is resumed from it (:func:`start`)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from biblios_env.vector import VectorGame
 from experiments.common.errors import CheckpointError
 from experiments.training.opponents import Mixture, OpponentPool
 from experiments.training.rollout import Rollout
+from experiments.training.runs import start_run
 from experiments.training.tensors import torch_module
 from experiments.training.updates import learning_rule, update
 
@@ -149,4 +151,26 @@ def make_network(hidden: Sequence[int], init: Path | None) -> Any:
     return network
 
 
-__all__ = ["CHECKPOINT_FORMAT", "CHECKPOINT_VERSION", "Run", "make_network"]
+def holds_run(out: Path) -> bool:
+    """Whether ``out`` holds a self-play run that a new one would overwrite: its checkpoint or its
+    log (a ``run.json`` alone is a run stopped before either, which starts again)."""
+    return (out / "checkpoint.pt").exists() or (out / "progress.csv").exists()
+
+
+def start(args: Args, resume: bool, command: str, **extra: Any) -> Run:
+    """A new run of ``command`` in ``args.out`` (``run.json`` records ``extra`` too), or the run
+    there continued from its checkpoint."""
+    out = args.out
+    if resume:
+        run = Run(args)
+        run.load(out / "checkpoint.pt")
+        return run
+    start_run(out, command, args.to_json(), held=holds_run(out), **extra)
+    run = Run(args)
+    run.games.reset()
+    for slot in range(args.num_games):
+        run.pool.seat_players(slot)
+    return run
+
+
+__all__ = ["CHECKPOINT_FORMAT", "CHECKPOINT_VERSION", "Run", "holds_run", "make_network", "start"]

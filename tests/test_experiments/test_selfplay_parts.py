@@ -182,10 +182,11 @@ def test_a_decision_counts_once_and_only_the_networks(tmp_path: Path) -> None:
     the samples taken: not by the batched steps, nor by the opponents' moves."""
     from experiments.training import selfplay
     from experiments.training.selfplay import Args
+    from experiments.training.selfplay_state import start
 
     args = Args(out=tmp_path / "run", num_games=4, hidden=(8,), opponents=("random@1",), eval_every=0,
                 tensorboard=False)  # fmt: skip
-    run = selfplay.start(args, resume=False)
+    run = start(args, resume=False, command=selfplay.MODULE)
     anchors = run.pool.anchor.copy()
     rollout = selfplay.collect(run, 6)
     assert run.counters["decisions"] == len(rollout) > 0
