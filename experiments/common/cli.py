@@ -174,7 +174,21 @@ def add_game_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup
 
 
 #: What a config field's ``metadata`` may say about its option (see :func:`add_config_arguments`).
-OPTION_KEYS: Final = frozenset({"help", "type", "nargs", "choices", "metavar", "flag", "section"})
+#: The names every trainer accepts for the settings they share (the self-play trainer's); a
+#: trainer whose own name differs takes this one too (a field's ``also``).
+COMMON_NAMES: Final = (
+    "--epochs",
+    "--minibatch",
+    "--clip",
+    "--entropy",
+    "--value-weight",
+    "--num-games",
+    "--rollout-steps",
+    "--learning-rate",
+    "--gamma",
+    "--gae-lambda",
+)
+OPTION_KEYS: Final = frozenset({"help", "type", "nargs", "choices", "metavar", "flag", "section", "also"})
 
 
 def add_config_arguments(
@@ -197,7 +211,10 @@ def add_config_arguments(
     * ``flag``: a bool field is ``--name``/``--no-name``; with ``flag="--no-name"`` it is that
       one flag, which turns the setting off;
     * ``section``: the title of a group of the help that starts at this field and goes on to the
-      next field with a ``section`` (``parser`` must then be the parser itself).
+      next field with a ``section`` (``parser`` must then be the parser itself);
+    * ``also``: the setting's name in the other trainers (``"--minibatch"`` for MaskablePPO's
+      ``--batch-size``), accepted as well, so that one set of names works across the commands
+      (:data:`COMMON_NAMES`).
     """
     fields = {field.name: field for field in dataclasses.fields(config)}
     hints = typing.get_type_hints(config)
@@ -211,8 +228,9 @@ def add_config_arguments(
             if not isinstance(parser, argparse.ArgumentParser):
                 raise TypeError(f"{config.__name__}.{name}: a section needs the parser, not a group")
             target = parser.add_argument_group(option.pop("section"))
+        also = option.pop("also", None)
         flag, arguments = _config_option(field, hints[name], option)
-        target.add_argument(flag, dest=name, **arguments)
+        target.add_argument(flag, *([also] if also else []), dest=name, **arguments)
 
 
 def _config_option(field: dataclasses.Field[Any], hint: Any, option: dict[str, Any]) -> tuple[str, dict[str, Any]]:

@@ -130,7 +130,9 @@ class ExpertIterationConfig:
     epochs: int = field(default=4, metadata={"help": "training epochs per expert iteration", "type": at_least(1)})
     bootstrap_epochs: int = field(default=6, metadata={"help": "epochs of the bootstrap", "type": at_least(1)})
     learning_rate: float = field(default=1e-3, metadata={"help": "Adam learning rate", "type": positive})
-    batch_size: int = field(default=512, metadata={"help": "minibatch size", "type": at_least(1)})
+    batch_size: int = field(
+        default=512, metadata={"help": "minibatch size", "type": at_least(1), "also": "--minibatch"}
+    )
     value_weight: float = field(default=0.25, metadata={"help": "weight of the value loss", "type": non_negative})
     eval_deals: int = field(default=100, metadata={"help": "duplicate deals per evaluation table", "type": at_least(1)})
     eval_opponents: tuple[str, ...] = field(

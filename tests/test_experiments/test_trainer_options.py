@@ -4,11 +4,13 @@ naming a file, and ``--resume RUN`` with an ``--out`` naming another folder, are
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from experiments import train_network, train_ppo, train_rllib, train_selfplay
+from experiments.common.cli import COMMON_NAMES
 
 TRAINERS = {"selfplay": train_selfplay.main, "ppo": train_ppo.main, "network": train_network.main}
 BAD = [
@@ -46,7 +48,10 @@ def _refused(main, argv: list[str], capsys) -> str:
 def test_a_number_out_of_range_is_a_usage_error_naming_it(trainer, option, value, expected, tmp_path, capsys) -> None:
     out = tmp_path / "run"
     error = _refused(TRAINERS[trainer], [f"{option}={value}", "--out", str(out)], capsys)
-    assert f"argument {option}: expected {expected}, got " in error and value in error.splitlines()[-1], error
+    named = re.search(
+        rf"argument {option}(/--[a-z-]+)?: expected {re.escape(expected)}, got ", error
+    )  # and its other name
+    assert named and value in error.splitlines()[-1], error
     assert "Traceback" not in error and not out.exists()
 
 
@@ -67,3 +72,41 @@ def test_resume_with_another_out_is_refused(trainer, tmp_path: Path, capsys) -> 
     error = _refused(TRAINERS[trainer], ["--resume", str(run), "--out", str(other)], capsys)
     assert f"--resume {run} goes on in its own folder: leave out --out {other}" in error, error
     assert not other.exists()
+
+
+#: The trainers' parsers, by the command's name.
+PARSERS = {
+    "selfplay": train_selfplay.build_parser,
+    "ppo": train_ppo.build_parser,
+    "network": train_network.build_parser,
+    "rllib": train_rllib.build_parser,
+}
+#: Per trainer, the setting that each common name sets there (where the trainer has that setting).
+COMMON_SETTINGS = {
+    "selfplay": {"--epochs": "epochs", "--minibatch": "minibatch", "--clip": "clip", "--entropy": "entropy",
+                 "--value-weight": "value_weight", "--num-games": "num_games", "--rollout-steps": "rollout_steps",
+                 "--learning-rate": "learning_rate", "--gamma": "gamma", "--gae-lambda": "gae_lambda"},
+    "ppo": {"--epochs": "n_epochs", "--minibatch": "batch_size", "--clip": "clip_range", "--entropy": "ent_coef",
+            "--value-weight": "vf_coef", "--num-games": "n_envs", "--rollout-steps": "n_steps",
+            "--learning-rate": "learning_rate", "--gamma": "gamma", "--gae-lambda": "gae_lambda"},
+    "network": {"--epochs": "epochs", "--minibatch": "batch_size", "--value-weight": "value_weight",
+                "--learning-rate": "learning_rate"},
+    "rllib": {"--epochs": "epochs", "--minibatch": "minibatch_size", "--learning-rate": "learning_rate"},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("trainer", PARSERS)
+def test_the_common_names_set_the_same_settings_in_every_trainer(trainer: str) -> None:
+    """One set of names across the trainers (``COMMON_NAMES``): each sets the trainer's own
+    setting of that meaning, whatever the trainer's own name for it."""
+    parser = PARSERS[trainer]()
+    settings = COMMON_SETTINGS[trainer]
+    assert set(settings) <= set(COMMON_NAMES)
+    for name, setting in settings.items():
+        default = parser.get_default(setting)
+        value = "3" if isinstance(default, int) else "0.375"
+        names = next(action for action in parser._actions if action.dest == setting).option_strings
+        assert name in names, (trainer, name, names)  # a name of its own, not a prefix argparse completes
+        own = names[0]
+        given = vars(parser.parse_args([name, value]))[setting]
+        assert given == vars(parser.parse_args([own, value]))[setting] != default, (trainer, name, own)

@@ -39,7 +39,9 @@ class PPOConfig:
     seed: int = field(
         default=1, metadata={"help": "seed of the model, the environments and the warm start", "type": seed_value}
     )
-    n_envs: int = field(default=8, metadata={"help": "vectorized environments", "type": at_least(1)})
+    n_envs: int = field(
+        default=8, metadata={"help": "vectorized environments (games)", "type": at_least(1), "also": "--num-games"}
+    )
     vec: str = field(
         default="dummy",  # "dummy": environments stepped in this process; "subproc": in worker processes
         metadata={
@@ -134,19 +136,28 @@ class PPOConfig:
     activation: str = field(default="relu", metadata={"help": "hidden-layer activation", "choices": ("relu", "tanh")})
     learning_rate: float = field(default=5e-5, metadata={"help": "Adam learning rate of PPO", "type": positive})
     n_steps: int = field(
-        default=512, metadata={"help": "rollout steps per environment per update", "type": at_least(1)}
+        default=512,
+        metadata={"help": "rollout steps per environment per update", "type": at_least(1), "also": "--rollout-steps"},
     )
-    batch_size: int = field(default=256, metadata={"help": "minibatch size of a PPO update", "type": at_least(1)})
-    n_epochs: int = field(default=4, metadata={"help": "passes over each rollout per update", "type": at_least(1)})
+    batch_size: int = field(
+        default=256, metadata={"help": "minibatch size of a PPO update", "type": at_least(1), "also": "--minibatch"}
+    )
+    n_epochs: int = field(
+        default=4, metadata={"help": "passes over each rollout per update", "type": at_least(1), "also": "--epochs"}
+    )
     gamma: float = field(
         default=1.0, metadata={"help": "discount factor (terminal rewards: 1 keeps them whole)", "type": fraction}
     )
     gae_lambda: float = field(default=0.95, metadata={"help": "GAE lambda of the advantage estimate", "type": fraction})
     clip_range: float = field(
-        default=0.2, metadata={"help": "PPO's clipping of the probability ratio", "type": positive}
+        default=0.2, metadata={"help": "PPO's clipping of the probability ratio", "type": positive, "also": "--clip"}
     )
-    ent_coef: float = field(default=0.0, metadata={"help": "entropy bonus coefficient", "type": non_negative})
-    vf_coef: float = field(default=0.5, metadata={"help": "value-loss coefficient", "type": non_negative})
+    ent_coef: float = field(
+        default=0.0, metadata={"help": "entropy bonus coefficient", "type": non_negative, "also": "--entropy"}
+    )
+    vf_coef: float = field(
+        default=0.5, metadata={"help": "value-loss coefficient", "type": non_negative, "also": "--value-weight"}
+    )
 
     def __post_init__(self) -> None:
         if isinstance(self.opponents, str):  # a run folder of an earlier version: "value=0.6,self=0.25"

@@ -42,7 +42,9 @@ class RLlibConfig:
     train_batch: int = field(  # env steps (every seat's decisions) per iteration
         default=4000, metadata={"help": "env steps sampled per iteration", "type": at_least(1)}
     )
-    minibatch_size: int = field(default=256, metadata={"help": "SGD minibatch size", "type": at_least(1)})
+    minibatch_size: int = field(
+        default=256, metadata={"help": "SGD minibatch size", "type": at_least(1), "also": "--minibatch"}
+    )
     epochs: int = field(default=4, metadata={"help": "passes over each batch", "type": at_least(1)})
     learning_rate: float = field(default=3e-4, metadata={"help": "Adam learning rate", "type": positive})
     hidden: tuple[int, ...] = field(
