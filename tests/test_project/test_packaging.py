@@ -59,6 +59,7 @@ SHIPPED_POLICY_FILES = (
     "network_4p.npz",
     "exploiters/value_2p.npz",
     "exploiters/network_2p.npz",
+    "exploiters/network_3p.npz",
     "README.md",
 )
 PACKAGES = ("biblios_env", "agents", "experiments")
