@@ -16,7 +16,7 @@ import numpy as np
 
 from biblios_env.actions import NUM_ACTIONS
 from biblios_env.engine.views import PlayerView
-from biblios_env.observations import encode
+from biblios_env.observations import OBSERVATION_SIZE, encode
 
 
 class AgentObservation:
@@ -88,7 +88,10 @@ class BatchAgent(Protocol):
     """A policy that acts for many games at once from their observation vectors and masks (a
     network: one forward for all the games where it is to act). The batched games
     (:mod:`biblios_env.vector`) call it with the rows of every game where it plays the acting
-    seat; it keeps nothing between calls, so one object serves any number of games and seats."""
+    seat; it keeps nothing between calls, so one object serves any number of games and seats.
+    An agent that chooses from the masks alone says so with a class attribute
+    ``reads_observations = False`` (:func:`reads_observations`): it is then handed
+    :data:`NO_OBSERVATIONS`, and the positions where only it acts are never encoded."""
 
     name: str
 
@@ -98,11 +101,25 @@ class BatchAgent(Protocol):
         ...
 
 
+#: The observations handed to a batch agent that does not read them: an empty, read-only array.
+NO_OBSERVATIONS = np.zeros((0, OBSERVATION_SIZE), np.float32)
+NO_OBSERVATIONS.flags.writeable = False
+
+
+def reads_observations(agent: object) -> bool:
+    """Whether the batched games must hand the batch agent ``agent`` its observations (unless its
+    class sets ``reads_observations = False``)."""
+    return bool(getattr(agent, "reads_observations", True))
+
+
 class UniformBatchAgent:
     """Uniformly random legal actions for a batch, from its own seeded generator (the batched
     games' default opponent)."""
 
     name = "uniform"
+    #: It draws from the masks alone: the batched games hand it no observations (an empty
+    #: ``(0, 1134)`` array) and so never encode the positions where only it acts.
+    reads_observations = False
 
     def __init__(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)

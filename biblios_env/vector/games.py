@@ -66,10 +66,11 @@ class Batch:
 
     :class:`VectorGame` allocates them once and overwrites them in place at every call, so keep
     :meth:`copy` of a batch that must outlive the next step. ``observation`` is converted from the
-    games' integer counts when it is first read after a step (and only in the rows that changed):
-    a loop that reads only the masks or :meth:`VectorGame.observation_counts` never pays for the
-    float32 batch, four times the counts' size. Read it from the batch after every step rather
-    than keeping the array from an earlier one.
+    games' integer counts when it is first read after a step (and only in the rows that changed),
+    and the counts are written when they or the observation are first asked for: a loop that reads
+    only :meth:`VectorGame.observation_counts` never pays for the float32 batch, four times the
+    counts' size, and positions where only the masks are read are never encoded. Read it from the
+    batch after every step rather than keeping the array from an earlier one.
 
     Attributes:
         observation: ``(num_games, 1134)`` float32, the acting seat's observation.
@@ -177,7 +178,6 @@ class VectorGame:
         #: Every decision applied since construction, all slots together.
         self.decisions = 0
         self._all_slots = list(range(self.num_games))
-        self._slot_ids = np.arange(self.num_games)
         self._finished: list[Game | None] = [None] * self.num_games
         self._core = GameBatch([self._deal(slot) for slot in self._all_slots])
         self.games_dealt[:] = 0  # those games only fill the buffers: reset() deals game 0 again
@@ -200,6 +200,8 @@ class VectorGame:
             seeds=np.zeros(self.num_games, np.int64),
         )
         self._started = False
+        #: The slots whose game ended in the last step, ascending (the rows ``terminated`` marks).
+        self.ended: list[int] = []
 
     # ----------------------------------------------------------------- dealing
     def _deal(self, slot: int) -> Game:
@@ -237,15 +239,21 @@ class VectorGame:
         """
         if not self._started:
             raise RuntimeError("call reset() before step()")
-        chosen = self._checked_actions(actions)
-        rows = None if active is None else self._checked_active(active)
-        self._check_legal(chosen, self._slot_ids if rows is None else rows)
+        chosen = self._checked_actions(actions).tolist()
+        return self._step_rows(chosen, None if active is None else self._checked_active(active))
+
+    def _step_rows(self, actions: list[int], rows: np.ndarray | None) -> Batch:
+        """:meth:`step` once its arguments are checked: ``actions`` one per game, ``rows`` the
+        ascending distinct slots to step (``None``: all). The adapters' opponent rounds call it
+        with the rows they already hold; each action is still checked against its game's mask."""
         stepped = self._all_slots if rows is None else rows.tolist()
-        finished = self._core.step(chosen.tolist(), stepped)
+        self._check_legal(actions, stepped)
+        finished = self._core.step(actions, stepped)
         self.decisions += len(stepped)
         self._clear_results()
         for slot in finished:
             self._finish(slot)
+        self.ended = finished
         self._refresh(rows)
         return self.batch
 
@@ -266,23 +274,19 @@ class VectorGame:
             )
         return np.flatnonzero(chosen)
 
-    def _check_legal(self, actions: np.ndarray, stepped: np.ndarray) -> None:
+    def _check_legal(self, actions: list[int], stepped: list[int]) -> None:
         """Raise for the first stepped game whose action is out of range or illegal."""
-        picked = actions[stepped]
-        out_of_range = (picked < 0) | (picked >= NUM_ACTIONS)
-        if out_of_range.any():
-            slot = int(stepped[int(np.argmax(out_of_range))])
-            raise ValueError(f"game {slot}: action {actions[slot]} is not an action id in 0..{NUM_ACTIONS - 1}")
-        mask = self.batch.action_mask
-        illegal = mask[stepped, picked] == 0
-        if illegal.any():
-            slot = int(stepped[int(np.argmax(illegal))])
-            action = int(actions[slot])
-            legal = ", ".join(f"{a} {describe(a)}" for a in np.flatnonzero(mask[slot]).tolist())
-            raise IllegalActionError(
-                f"game {slot}: action {action} ({describe(action)}) is not legal for seat {self._seats[slot]}; "
-                f"legal: {legal}"
-            )
+        slot = self._core.first_illegal(actions, stepped)
+        if slot < 0:
+            return
+        action = actions[slot]
+        if not 0 <= action < NUM_ACTIONS:
+            raise ValueError(f"game {slot}: action {action} is not an action id in 0..{NUM_ACTIONS - 1}")
+        legal = ", ".join(f"{a} {describe(a)}" for a in np.flatnonzero(self.batch.action_mask[slot]).tolist())
+        raise IllegalActionError(
+            f"game {slot}: action {action} ({describe(action)}) is not legal for seat {self._seats[slot]}; "
+            f"legal: {legal}"
+        )
 
     def _finish(self, slot: int) -> None:
         """Record the finished game of ``slot`` in the batch and deal its next game."""
@@ -300,8 +304,9 @@ class VectorGame:
         batch.seeds[slot] = game.seed
 
     def _clear_results(self) -> None:
-        batch = self.batch
-        if batch.terminated.any():
+        if self.ended:  # the rows the last step's results were written in (none: nothing to clear)
+            self.ended = []
+            batch = self.batch
             batch.terminated[:] = False
             batch.rewards[:] = 0.0
             batch.final_vp[:] = 0
@@ -321,6 +326,7 @@ class VectorGame:
     def _convert_observations(self) -> None:
         """The float32 observation of the rows that changed since it was last read: the whole batch
         at once after a full step, only the stepped rows after a step of a few games."""
+        self._core.flush()
         stale = self._stale_rows
         if stale.all():
             _counts_to_observations(self._core.observations, self._observation)
@@ -331,9 +337,12 @@ class VectorGame:
 
     def observation_counts(self) -> np.ndarray:
         """The batch's observations as their integer counts (``(num_games, 1134)`` uint8, read-only;
-        ``observation == counts * OBSERVATION_SCALE``), a view that the next step rewrites: 4x smaller
-        than the float32 observation (never converted if only this is read), and their non-zero
-        entries are the sparse form of the observations."""
+        ``observation == counts * OBSERVATION_SCALE``): 4x smaller than the float32 observation
+        (never converted if only this is read), and their non-zero entries are the sparse form of
+        the observations. A view of the compiled core's buffer, brought up to date by this call:
+        call it again after every step (the rows of the games that moved since are written only
+        when the counts or the observation are next asked for)."""
+        self._core.flush()
         return self._counts
 
     # ----------------------------------------------------------------- other views

@@ -22,7 +22,15 @@ from typing import Any, cast
 
 import numpy as np
 
-from biblios_env.agent_interface import Agent, AgentObservation, BatchAgent, OpponentSource, UniformBatchAgent
+from biblios_env.agent_interface import (
+    NO_OBSERVATIONS,
+    Agent,
+    AgentObservation,
+    BatchAgent,
+    OpponentSource,
+    UniformBatchAgent,
+    reads_observations,
+)
 from biblios_env.engine.views import player_view
 from biblios_env.gym_env import OpponentError
 from biblios_env.observations import encode_state
@@ -160,7 +168,7 @@ class LearnerGames:
     def _record_finished(self) -> None:
         """For every game that ended in the last step: the learner's reward and result, new players."""
         batch = self.games.batch
-        for slot in np.flatnonzero(batch.terminated).tolist():
+        for slot in self.games.ended:
             seat = int(self.learner_seat[slot])
             self.rewards[slot] = batch.rewards[slot, seat]
             self.terminated[slot] = True
@@ -189,7 +197,7 @@ class LearnerGames:
                 return
             self._choose_actions(rows, actions)
             try:
-                self.games.step(actions, active=None if len(rows) == self.num_games else waiting)
+                self.games._step_rows(actions.tolist(), None if len(rows) == self.num_games else rows)
             except ValueError as error:  # an opponent's illegal action (IllegalActionError is one)
                 raise OpponentError(f"an opponent chose an illegal action: {error}") from error
             self._record_finished()
@@ -198,7 +206,7 @@ class LearnerGames:
         """The opponents' moves in the games ``rows`` (ascending), into ``actions``."""
         batch = self.games.batch
         codes = self.agent_codes[rows, batch.current_player[rows]]
-        distinct = [int(codes[0])] if codes.min() == codes.max() else np.unique(codes).tolist()
+        distinct = sorted(set(codes.tolist()))  # for a few games, cheaper than numpy's reductions
         for code in distinct:
             chosen = rows if len(distinct) == 1 else rows[codes == code]
             if code == PER_GAME_AGENT:
@@ -214,7 +222,8 @@ class LearnerGames:
         first = int(slots[0])
         agent = cast(BatchAgent, self.seat_agents[first][int(batch.current_player[first])])
         try:
-            actions[slots] = agent.act_batch(batch.observation[slots], batch.action_mask[slots])
+            observations = batch.observation[slots] if reads_observations(agent) else NO_OBSERVATIONS
+            actions[slots] = agent.act_batch(observations, batch.action_mask[slots])
         except Exception as error:
             raise OpponentError(f"batch opponent {_name(agent)!r} raised in act_batch(): {error!r}") from error
 

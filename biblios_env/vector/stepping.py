@@ -5,7 +5,10 @@ rows of each slot's current decision straight into two flat buffers that numpy r
 copy: the acting seat's observation counts (one byte per entry, :func:`encode_state_counts`) and
 its action mask. A step applies one action per stepped slot and rewrites only those slots' rows,
 so a batch where a few games moved costs a few rows, and no per-step buffer is built or joined:
-the working set of a large batch stays one byte per observation entry. Validation, seeds,
+the working set of a large batch stays one byte per observation entry. The mask is written at
+once (every step is checked against it); the observation row only when :meth:`GameBatch.flush`
+is called before it is read, so a position that nobody looks at (an opponent playing uniformly
+at random from the mask) is never encoded. Validation, seeds,
 rewards and the numpy arrays live in the interpreted :mod:`biblios_env.vector.games`; this module
 trusts its caller.
 """
@@ -54,10 +57,12 @@ class GameBatch:
     Attributes:
         games: the game of each slot (a finished one until :meth:`restart` replaces it).
         observations: row ``i`` (``OBSERVATION_SIZE`` bytes from ``i * OBSERVATION_SIZE``) is slot
-            ``i``'s acting seat's observation counts.
+            ``i``'s acting seat's observation counts, once :meth:`flush` has run since it changed.
         masks: row ``i`` (``NUM_ACTIONS`` bytes of 0 or 1) is slot ``i``'s acting seat's legal actions.
         seats: per slot, the acting seat (one byte).
         decisions: the decisions taken so far in each slot's game (forced ones not counted).
+        unwritten: per slot, 1 while its observation row waits for :meth:`flush`.
+        waiting: the slots whose ``unwritten`` is 1, in the order they changed.
     """
 
     games: list[Game]
@@ -65,6 +70,8 @@ class GameBatch:
     masks: bytearray
     seats: bytearray
     decisions: list[int]
+    unwritten: bytearray
+    waiting: list[int]
 
     def __init__(self, games: list[Game]) -> None:
         size = len(games)
@@ -73,25 +80,52 @@ class GameBatch:
         self.masks = bytearray(size * NUM_ACTIONS)
         self.seats = bytearray(size)
         self.decisions = [0] * size
+        self.unwritten = bytearray(size)
+        self.waiting = []
         for slot in range(size):
             self.write(slot)
 
     def write(self, slot: int) -> None:
-        """Write the rows of ``slot`` for its game's current decision (it must not be over)."""
+        """Write the mask and seat of ``slot`` for its game's current decision (it must not be
+        over); its observation row waits for :meth:`flush`."""
         game = self.games[slot]
-        state = game.state
-        seat = state.current_player
-        start = slot * OBSERVATION_SIZE
-        self.observations[start : start + OBSERVATION_SIZE] = encode_state_counts(state, seat)
         start = slot * NUM_ACTIONS
         self.masks[start : start + NUM_ACTIONS] = mask_row(game.legal_actions())
-        self.seats[slot] = seat
+        self.seats[slot] = game.state.current_player
+        if not self.unwritten[slot]:
+            self.unwritten[slot] = 1
+            self.waiting.append(slot)
+
+    def flush(self) -> None:
+        """Write the observation row of every slot that changed since the last flush."""
+        observations = self.observations
+        for slot in self.waiting:
+            state = self.games[slot].state
+            start = slot * OBSERVATION_SIZE
+            observations[start : start + OBSERVATION_SIZE] = encode_state_counts(state, state.current_player)
+            self.unwritten[slot] = 0
+        self.waiting = []
 
     def restart(self, slot: int, game: Game) -> None:
         """Put a new game (at its first decision) in ``slot``."""
         self.games[slot] = game
         self.decisions[slot] = 0
         self.write(slot)
+
+    def first_illegal(self, actions: list[int], stepped: list[int]) -> int:
+        """The first slot of ``stepped`` whose action is not an action id (all of them checked
+        first), else the first whose action its mask does not allow; -1 when every one is legal.
+        Here rather than in numpy: for a few games the check is a few compiled loads, where numpy
+        pays microseconds a call."""
+        for slot in stepped:
+            action = actions[slot]
+            if action < 0 or action >= NUM_ACTIONS:
+                return slot
+        masks = self.masks
+        for slot in stepped:
+            if not masks[slot * NUM_ACTIONS + actions[slot]]:
+                return slot
+        return -1
 
     def step(self, actions: list[int], stepped: list[int]) -> list[int]:
         """Apply ``actions[i]`` in each slot ``i`` of ``stepped`` (legal: the caller checked) and

@@ -22,13 +22,13 @@ from biblios_env.vector import VectorGame
 from experiments.benchmarks import save_results
 from experiments.common.cli import HelpFormatter, at_least, invocation_note, program_name
 from experiments.training.networks import TorchNetwork
-from experiments.training.opponents import SNAPSHOT_BASE, Mixture, OpponentPool
+from experiments.training.opponents import SNAPSHOT_BASE, BatchedOpponentPool, Mixture
 from experiments.training.tensors import torch_module
 
 MODULE = "experiments.benchmarks.snapshots"
 
 
-def pool_with(snapshots: int, games: int, seed: int) -> OpponentPool:
+def pool_with(snapshots: int, games: int, seed: int) -> BatchedOpponentPool:
     """A pool of ``snapshots`` frozen networks of the trainer's default shape over fresh games."""
     torch = torch_module()
     torch.set_num_threads(1)
@@ -36,13 +36,13 @@ def pool_with(snapshots: int, games: int, seed: int) -> OpponentPool:
     batch = VectorGame(games, 2, seed=seed)
     batch.reset()
     template = TorchNetwork(sparse_input=True)
-    pool = OpponentPool(Mixture.parse(["snapshot@1"]), batch, template, snapshots, seed, torch)
+    pool = BatchedOpponentPool(Mixture.parse(["snapshot@1"]), batch, template, snapshots, seed, torch)
     for _ in range(snapshots):
         pool.snapshot(TorchNetwork(sparse_input=True))
     return pool
 
 
-def step_times(pool: OpponentPool, steps: int, seed: int) -> dict[str, float]:
+def step_times(pool: BatchedOpponentPool, steps: int, seed: int) -> dict[str, float]:
     """Microseconds a step of choosing the snapshots' moves, stacked and one forward per snapshot."""
     rng = np.random.default_rng(seed)
     games = pool.games

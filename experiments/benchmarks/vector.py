@@ -6,7 +6,8 @@ Four workloads, each at 2, 3 and 4 players, measured in this one process and alt
 - ``raw_env``: the PettingZoo env with random legal actions, ``last()`` at every step (the
   observation and the mask of the acting seat), one game at a time;
 - ``vector``: :class:`~biblios_env.vector.VectorGame` with ``--games`` games, random legal actions
-  drawn from the masks in numpy (:func:`random_legal`);
+  drawn from the masks in numpy (:func:`random_legal`), the observation counts read at every step
+  (so every position is encoded, as ``raw_env``'s ``last()`` encodes it);
 - ``naive_mlp``: the first batch anyone writes: a Python list of engine games, ``encode_state``
   into one preallocated array, the mask filled by numpy indexing, one loop, and a 2x128 MLP
   policy forward over the batch (torch, one thread) choosing every action (its most likely legal one);
@@ -90,6 +91,7 @@ def vector_playouts(num_players: int, games: int, seed: int, batch_size: int = 1
     finished = 0
     while finished < games * batch_size:
         batch = vector.step(random_legal(batch.action_mask, rng))
+        vector.observation_counts()  # every position encoded, as for a policy (raw_env's last() encodes too)
         finished += int(batch.terminated.sum())
     return vector.decisions
 
@@ -106,9 +108,11 @@ def time_vector(num_players: int, args: argparse.Namespace, policy: Callable[...
     batch = games.reset()
     start = time.perf_counter()
     for _ in range(args.steps):
-        actions = (
-            random_legal(batch.action_mask, rng) if policy is None else policy(batch.observation, batch.action_mask)
-        )
+        if policy is None:
+            games.observation_counts()  # every position encoded, as for a policy (raw_env's last() encodes too)
+            actions = random_legal(batch.action_mask, rng)
+        else:
+            actions = policy(batch.observation, batch.action_mask)
         batch = games.step(actions)
     return games.decisions / (time.perf_counter() - start)
 

@@ -62,7 +62,7 @@ from experiments.training import evaluation
 from experiments.training.evaluation import EVAL_COLUMNS, EVAL_SEED
 from experiments.training.kept_games import load_kept, save_kept
 from experiments.training.networks import SAMPLE_FIELDS, FitReport, Samples, TorchNetwork, fit, from_numpy, to_numpy
-from experiments.training.opponents import SELF, Mixture, legacy_mixture
+from experiments.training.opponents import SELF, Mixture
 from experiments.training.runs import (
     RUN_FILE,
     append_rows,
@@ -146,10 +146,6 @@ class ExpertIterationConfig:
     progress: bool = field(
         default=True, metadata={"help": "hide the progress bars (default: shown)", "flag": "--no-progress"}
     )
-
-    def __post_init__(self) -> None:
-        if isinstance(self.opponents, str):  # a run folder of an earlier version: "value=0.7,self=0.3"
-            self.opponents = legacy_mixture(self.opponents, {})
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -1,29 +1,44 @@
-"""The self-play trainer's opponent pool: who plays the seats beside the learning network's in
-each batched game, and how those seats decide.
+"""Opponent mixtures, the one syntax of every trainer's ``--opponents``, and the pools that play
+them: who plays the seats beside the learner's, and how those seats decide.
 
 ``--opponents`` is a mixture of ``SPEC@WEIGHT`` items (:class:`Mixture`): ``self`` (the learning
 network, whose decisions are training samples), ``snapshot`` (a frozen past version of it, drawn
 uniformly from the newest ``--pool-size``), ``exploiter`` (the league's best response to the
-network, :mod:`~experiments.training.league`), ``random`` (one batched agent for every game) or any
-agent spec: one agent for every game if it can act for a batch (a network reading the observation
-alone: one forward for all its seats, through a torch copy of it like the snapshots when it has the
-trainer's shape), else one agent per game and seat, started with its own seed.
-When a game is dealt, the network takes a random anchor seat and every other seat is drawn from the
-mixture; the pool then answers for those seats, batching what can be batched (the snapshots, the
-random agent, the batched agents)."""
+network, :mod:`~experiments.training.league`), ``random`` or any agent spec.
+
+Two pools play a mixture, one for each kind of game. :class:`BatchedOpponentPool` seats the
+batched games of the self-play trainer, the exploiter and the league: when a game is dealt, the
+network takes a random anchor seat and every other seat is drawn from the mixture; the pool then
+answers for those seats, batching what can be batched (the snapshots, the random agent, an agent
+that acts for a batch: a network reading the observation alone is played through a torch copy
+like the snapshots), one agent per game and seat, started with its own seed, for the rest; it is
+checkpointed with the run. :func:`factory_pool` turns a mixture into the Gymnasium env's pool of
+agent factories (single games and the SB3 adapter: MaskablePPO's opponents, the snapshots being
+its saved files)."""
 
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
 
-from biblios_env.agent_interface import Agent, AgentObservation, BatchAgent, UniformBatchAgent
+from agents.ppo_agent import PPOAgent
+from biblios_env.agent_interface import (
+    NO_OBSERVATIONS,
+    Agent,
+    AgentObservation,
+    BatchAgent,
+    UniformBatchAgent,
+    reads_observations,
+)
 from biblios_env.engine.game import Game
 from biblios_env.engine.views import player_view
+from biblios_env.gym_env import OpponentPool
 from biblios_env.vector import VectorGame
 from experiments.common.errors import CheckpointError
 from experiments.common.match import AgentSpecError, build_agent, parse_agent_spec
@@ -98,18 +113,7 @@ def _spec_weight_items(text: str) -> str:
     )
 
 
-def legacy_mixture(text: str, renamed: dict[str, str]) -> tuple[str, ...]:
-    """The SPEC@WEIGHT items of a mixture a run folder of an earlier version records as
-    ``NAME=WEIGHT,...`` text, with the names ``renamed`` (that version's ``self`` meant the
-    snapshots in MaskablePPO): a run folder written then still resumes."""
-    items = []
-    for part in text.split(","):
-        name, _, weight = (piece.strip() for piece in part.partition("="))
-        items.append(f"{renamed.get(name, name)}@{weight or '1'}")
-    return tuple(items)
-
-
-class OpponentPool:
+class BatchedOpponentPool:
     """The seats of ``games``: which owner plays each (``owners``, ``anchor``), the per-game agents
     with their seeds, and the frozen snapshots of the network (``template`` is copied for each).
     ``seed`` seeds the seating draws and the random agent, so a run is reproducible."""
@@ -204,13 +208,14 @@ class OpponentPool:
         for owner in np.unique(owners[~snapshots]).tolist():
             chosen = rows[owners == owner]
             if owner == UNIFORM:
-                actions[chosen] = self.uniform.act_batch(batch.observation[chosen], batch.action_mask[chosen])
+                actions[chosen] = self.uniform.act_batch(NO_OBSERVATIONS, batch.action_mask[chosen])
             elif owner - AGENT_BASE in self.copies:
                 network, deterministic = self.copies[owner - AGENT_BASE]
                 actions[chosen] = self._forward(network, chosen, deterministic)
             elif owner - AGENT_BASE in self.batched:
                 agent = self.batched[owner - AGENT_BASE]
-                actions[chosen] = agent.act_batch(batch.observation[chosen], batch.action_mask[chosen])
+                observations = batch.observation[chosen] if reads_observations(agent) else NO_OBSERVATIONS
+                actions[chosen] = agent.act_batch(observations, batch.action_mask[chosen])
             elif owner == EXPLOITER_OWNER:
                 actions[chosen] = self._forward(self.exploiter, chosen, False)
             else:
@@ -333,6 +338,41 @@ class OpponentPool:
         return agent
 
 
+# ------------------------------------------------------------- single games
+#: The names of a mixture for single games besides agent specs: the learner itself is no opponent
+#: there (its environments may step in other processes), its saved snapshots are.
+FACTORY_POOL_NAMES: Final = (SNAPSHOT,)
+
+
+def spec_factory(spec: str) -> Agent:
+    """A fresh agent of ``spec`` (module level, so a pool holding it pickles for SubprocVecEnv)."""
+    return build_agent(parse_agent_spec(spec))
+
+
+def snapshot_factory(path: str, label: str) -> Agent:
+    """A saved MaskablePPO snapshot of the learner that samples from its masked policy (the file
+    is loaded once per process)."""
+    return PPOAgent(path, deterministic=False, label=label)
+
+
+def factory_pool(mixture: Mixture, snapshots: Sequence[Path]) -> OpponentPool:
+    """The mixture as the Gymnasium env's pool of agent factories (one opponent per episode and
+    seat; MaskablePPO's opponents): each agent spec at its weight, the ``snapshot`` weight shared
+    by the saved ``snapshots``; before the first snapshot, uniform random play if the mixture
+    names nothing else."""
+    pool = OpponentPool()
+    for name, weight in zip(mixture.names, mixture.weights.tolist(), strict=True):
+        if weight <= 0:
+            continue
+        if name != SNAPSHOT:
+            pool.add(functools.partial(spec_factory, name), weight)
+        for path in snapshots if name == SNAPSHOT else ():
+            pool.add(functools.partial(snapshot_factory, str(path), f"snapshot:{path.stem}"), weight / len(snapshots))
+    if len(pool) == 0:
+        pool.add(functools.partial(spec_factory, RANDOM), 1.0)
+    return pool
+
+
 def unplayable(agent: Agent) -> str | None:
     """Why the pool cannot play ``agent`` as the agent it is, if it cannot: the batched games show
     no agent the other seats' moves, so an agent with a belief built from them (a search with
@@ -379,14 +419,17 @@ def _rng_state(agent: BatchAgent) -> dict[str, Any] | None:
 
 __all__ = [
     "EXPLOITER",
+    "FACTORY_POOL_NAMES",
     "LEARNER",
     "RANDOM",
     "SELF",
     "SNAPSHOT",
+    "BatchedOpponentPool",
     "Mixture",
-    "OpponentPool",
     "batch_agent",
-    "legacy_mixture",
+    "factory_pool",
+    "snapshot_factory",
+    "spec_factory",
     "torch_copy",
     "unplayable",
 ]

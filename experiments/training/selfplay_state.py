@@ -16,7 +16,7 @@ import numpy as np
 from biblios_env.layout import LAYOUT_FINGERPRINT
 from biblios_env.vector import VectorGame
 from experiments.common.errors import CheckpointError
-from experiments.training.opponents import Mixture, OpponentPool
+from experiments.training.opponents import BatchedOpponentPool, Mixture
 from experiments.training.rollout import Rollout
 from experiments.training.runs import start_run
 from experiments.training.tensors import torch_module
@@ -53,8 +53,8 @@ class Run:
         #: The decisions of games still running that a Monte-Carlo rule trains on once they end.
         self.carry: Rollout | None = None
         self.games = VectorGame(args.num_games, args.players, seed=args.seed, reward=args.reward, preset=args.preset)
-        self.pool = OpponentPool(Mixture.parse(args.opponents), self.games, self.network, args.pool_size, args.seed,
-                                 torch)  # fmt: skip
+        self.pool = BatchedOpponentPool(Mixture.parse(args.opponents), self.games, self.network, args.pool_size,
+                                        args.seed, torch)  # fmt: skip
         self.counters = {"decisions": 0, "games": 0, "updates": 0, "wall_seconds": 0.0, "last_snapshot": 0,
                          "last_eval": 0, "last_exploiter": 0, "exploiter_rounds": 0, "exploiter_sent": 0}  # fmt: skip
         self.win_stats: dict[str, list[float]] = {}

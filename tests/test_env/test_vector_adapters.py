@@ -217,3 +217,34 @@ def test_a_game_with_no_opponent_to_move_is_untouched_by_the_opponents_stepping(
             if slot not in after_learner and not dones[slot]
         )
     assert untouched > 0 and moved > 0
+
+
+def test_a_batch_agent_that_reads_no_observations_is_handed_none() -> None:
+    """``reads_observations = False`` (the uniform agent) hands the agent an empty array, so the
+    positions where only it acts are never encoded; any other batch agent gets the rows of its
+    games, equal to the observation the learner would see there."""
+    from biblios_env.agent_interface import NO_OBSERVATIONS
+
+    shown: dict[str, list[np.ndarray]] = {"masks only": [], "reads": []}
+
+    class MasksOnly(UniformBatchAgent):
+        def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+            shown["masks only"].append(observations)
+            return super().act_batch(observations, action_masks)
+
+    class Reads(UniformBatchAgent):
+        reads_observations = True
+
+        def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+            shown["reads"].append(observations.copy())
+            assert len(observations) == len(action_masks)
+            return super().act_batch(observations, action_masks)
+
+    for agent in (MasksOnly(1), Reads(1)):
+        env = BibliosVectorEnv(6, 3, agent, learner_seat=0, seed=5)
+        env.reset()
+        rng = np.random.default_rng(1)
+        for _ in range(10):
+            env.step(legal_actions(env.action_masks(), rng))
+    assert shown["masks only"] and all(observations is NO_OBSERVATIONS for observations in shown["masks only"])
+    assert shown["reads"] and all(len(observations) > 0 and observations.any() for observations in shown["reads"])

@@ -79,12 +79,12 @@ def test_before_the_first_round_the_network_plays_the_exploiter_seats_then_the_e
 
     from biblios_env.vector import VectorGame
     from experiments.training.networks import TorchNetwork
-    from experiments.training.opponents import LEARNER, Mixture, OpponentPool
+    from experiments.training.opponents import LEARNER, BatchedOpponentPool, Mixture
 
     games = VectorGame(16, 2, seed=3)
     games.reset()
     network = TorchNetwork((8,), value_hidden=4, sparse_input=True)
-    pool = OpponentPool(Mixture.parse(["exploiter@1"]), games, network, 1, seed=5, torch=torch)
+    pool = BatchedOpponentPool(Mixture.parse(["exploiter@1"]), games, network, 1, seed=5, torch=torch)
     for slot in range(16):
         pool.seat_players(slot)
     assert set(pool.owners[np.arange(16), 1 - pool.anchor].tolist()) == {LEARNER}
@@ -130,10 +130,10 @@ def test_a_run_stopped_inside_a_round_resumes_to_the_uninterrupted_run(
 
 
 def test_maskable_ppo_has_no_exploiter() -> None:
-    from experiments.training.ppo.opponents import parse_mixture
+    from experiments.training.opponents import FACTORY_POOL_NAMES, Mixture
 
     with pytest.raises(ValueError, match="'exploiter' is not an opponent of this trainer"):
-        parse_mixture(["value@0.5", "exploiter@0.5"])
+        Mixture.parse(["value@0.5", "exploiter@0.5"], special=FACTORY_POOL_NAMES)
 
 
 def test_a_league_on_a_two_node_ray_cluster_runs_stops_and_resumes_to_the_uninterrupted_run(

@@ -32,10 +32,10 @@ from experiments.common.cli import HelpFormatter
 from experiments.common.match import play_game
 from experiments.records import read_training_run
 from experiments.training.evaluation import plot_learning_curve
+from experiments.training.opponents import FACTORY_POOL_NAMES, Mixture, factory_pool
 from experiments.training.ppo.cli import build_parser, config_from_arguments, main
 from experiments.training.ppo.config import PPOConfig
 from experiments.training.ppo.evaluation import evaluate
-from experiments.training.ppo.opponents import build_pool, parse_mixture
 from experiments.training.ppo.warm_start import network_arch
 from experiments.training.teacher_games import collect_demonstrations
 
@@ -216,12 +216,16 @@ def test_policy_file_keeps_weights_and_metadata(tmp_path):
         np.testing.assert_allclose(again.logits(vector), policy.logits(vector), rtol=1e-3)
 
 
+def parse_mixture(items):
+    return Mixture.parse(items, special=FACTORY_POOL_NAMES)
+
+
 def test_opponent_mixture_and_pool():
     mixture = parse_mixture(["value@0.5", "snapshot@0.5"])
-    pool = build_pool(mixture, [DEFAULT_POLICY, DEFAULT_POLICY])
+    pool = factory_pool(mixture, [DEFAULT_POLICY, DEFAULT_POLICY])
     assert len(pool) == 3 and pool.weights == [0.5, 0.25, 0.25]
-    assert len(build_pool(mixture, [])) == 1
-    only_snapshots = build_pool(parse_mixture(["snapshot@1"]), [])  # random play until the first snapshot
+    assert len(factory_pool(mixture, [])) == 1
+    only_snapshots = factory_pool(parse_mixture(["snapshot@1"]), [])  # random play until the first snapshot
     assert len(only_snapshots) == 1 and only_snapshots(2, np.random.default_rng(0))[0].name == "random"
     for bad, named in ((["value"], "SPEC@WEIGHT"), (["value@x"], "value@x"), (["nobody@1"], "nobody"),
                        (["value@-1"], "value@-1"), (["value@0"], "no positive weight"),
@@ -229,15 +233,6 @@ def test_opponent_mixture_and_pool():
                        ("value@1", "one per argument")):  # fmt: skip
         with pytest.raises(ValueError, match=named):
             parse_mixture(bad)
-
-
-def test_a_run_folder_of_the_name_weight_syntax_still_reads():
-    """Earlier versions recorded the mixture as ``value=0.6,self=0.25``, ``self`` meaning the snapshots."""
-    from experiments.training.ppo.config import PPOConfig
-
-    config = PPOConfig(opponents="value=0.75,self=0.25")  # type: ignore[arg-type]
-    assert config.opponents == ("value@0.75", "snapshot@0.25")
-    assert parse_mixture(config.opponents).weights.tolist() == [0.75, 0.25]
 
 
 def test_the_learning_curve_is_drawn_without_switching_the_callers_matplotlib_backend(tmp_path):

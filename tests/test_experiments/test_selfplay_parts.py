@@ -137,13 +137,15 @@ def test_sparse_rows_are_the_scaled_observations_and_take_and_join_in_order() ->
 def _pool(pool_size: int, opponents: tuple[str, ...] = ("snapshot@1",)):  # type: ignore[no-untyped-def]
     from biblios_env.vector import VectorGame
     from experiments.training.networks import TorchNetwork
-    from experiments.training.opponents import Mixture, OpponentPool
+    from experiments.training.opponents import BatchedOpponentPool, Mixture
     from experiments.training.tensors import torch_module
 
     games = VectorGame(4, 2, seed=3)
     games.reset()
     network = TorchNetwork((8,), value_hidden=4, sparse_input=True)
-    return OpponentPool(Mixture.parse(opponents), games, network, pool_size, seed=5, torch=torch_module()), network
+    return BatchedOpponentPool(
+        Mixture.parse(opponents), games, network, pool_size, seed=5, torch=torch_module()
+    ), network
 
 
 def test_a_full_pool_drops_its_oldest_snapshot() -> None:

@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from agents.ppo_agent import export_policy
-from experiments.training.opponents import Mixture
+from experiments.training.opponents import Mixture, factory_pool
 from experiments.training.ppo import checkpoint
 from experiments.training.ppo.checkpoint import SelfPlayState
 from experiments.training.ppo.config import PPOConfig
 from experiments.training.ppo.evaluation import Evaluations
-from experiments.training.ppo.opponents import build_pool
 from experiments.training.stopping import StopRequest
 
 
@@ -65,7 +64,7 @@ def build_callback(config: PPOConfig, mixture: Mixture, stop: StopRequest, resum
 
         def _on_training_start(self) -> None:
             if resumed is not None:  # the pool as it was; the start's snapshot and evaluation are done
-                self.training_env.env_method("set_opponents", build_pool(mixture, self.snapshots))
+                self.training_env.env_method("set_opponents", factory_pool(mixture, self.snapshots))
                 return
             self._snapshot()  # the initial policy is the pool's first member
             if config.eval_every > 0:
@@ -85,7 +84,7 @@ def build_callback(config: PPOConfig, mixture: Mixture, stop: StopRequest, resum
             path = out / "pool" / f"snapshot_{self.num_timesteps:09d}.npz"
             export_policy(self.model.policy, path, {"timesteps": self.num_timesteps})
             self.snapshots = [*self.snapshots, path][-config.pool_size :]
-            self.training_env.env_method("set_opponents", build_pool(mixture, self.snapshots))
+            self.training_env.env_method("set_opponents", factory_pool(mixture, self.snapshots))
             self.state.next_snapshot = self.num_timesteps + config.snapshot_every
 
         def save_checkpoint(self) -> None:

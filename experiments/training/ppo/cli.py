@@ -18,8 +18,8 @@ from experiments.common.cli import (
 )
 from experiments.common.errors import CheckpointError, RunFolderError
 from experiments.common.match import parse_agent_spec
+from experiments.training.opponents import FACTORY_POOL_NAMES, Mixture
 from experiments.training.ppo.config import PPOConfig
-from experiments.training.ppo.opponents import parse_mixture
 from experiments.training.ppo.training import MODULE, train
 from experiments.training.runs import (
     RUN_FILE,
@@ -92,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = resumed_config(args, parser)
     else:
         try:
-            parse_mixture(args.opponents)
+            Mixture.parse(args.opponents, special=FACTORY_POOL_NAMES)
             for spec in args.eval_opponents:
                 parse_agent_spec(spec)
         except ValueError as error:

@@ -16,7 +16,6 @@ from experiments.common.cli import (
     seed_value,
 )
 from experiments.common.parallel import LOCAL
-from experiments.training.opponents import SNAPSHOT, legacy_mixture
 from experiments.training.runs import default_out, settings_json
 
 
@@ -158,10 +157,6 @@ class PPOConfig:
     vf_coef: float = field(
         default=0.5, metadata={"help": "value-loss coefficient", "type": non_negative, "also": "--value-weight"}
     )
-
-    def __post_init__(self) -> None:
-        if isinstance(self.opponents, str):  # a run folder of an earlier version: "value=0.6,self=0.25"
-            object.__setattr__(self, "opponents", legacy_mixture(self.opponents, {"self": SNAPSHOT}))
 
     def settings(self) -> dict[str, Any]:
         """The settings as ``run.json`` and ``training.json`` record them: paths as text,

@@ -18,11 +18,11 @@ from agents.network import NumpyNetwork
 from agents.ppo_agent import export_policy, read_policy_file, write_policy_file
 from biblios_env.gym_env import BibliosGymEnv, OpponentPool
 from experiments.training.evaluation import plot_learning_curve
+from experiments.training.opponents import FACTORY_POOL_NAMES, Mixture, factory_pool
 from experiments.training.ppo import checkpoint
 from experiments.training.ppo.callback import build_callback
 from experiments.training.ppo.checkpoint import SelfPlayState
 from experiments.training.ppo.config import PPOConfig
-from experiments.training.ppo.opponents import build_pool, parse_mixture
 from experiments.training.ppo.warm_start import WarmStartStoppedError, load_network, network_arch, warm_start
 from experiments.training.runs import RUN_FILE, keep_rows, start_run
 from experiments.training.stopping import StopRequest, resume_line
@@ -99,9 +99,9 @@ def train(
     resumed = start_run_folder(config, argv, resume)
     if resumed is None:
         print(plan(config), flush=True)
-    mixture = parse_mixture(config.opponents)
+    mixture = Mixture.parse(config.opponents, special=FACTORY_POOL_NAMES)
     players = config.players
-    initial_pool = build_pool(mixture, [])
+    initial_pool = factory_pool(mixture, [])
     (out / "monitor").mkdir(exist_ok=True)
     monitor = out / "monitor"
     factories = [
