@@ -13,6 +13,7 @@ from typing import Any, Final
 import numpy as np
 
 from experiments.common.errors import RunFolderError
+from experiments.training.runs import written_whole
 
 GameData = Mapping[str, np.ndarray]
 #: The file's own arrays, beside the data's: the games kept and the rows of each.
@@ -27,10 +28,9 @@ def save_kept(path: Path, kept: Mapping[int, GameData]) -> None:
     keys = sorted(next(iter(kept.values()))) if kept else []
     arrays: dict[str, Any] = {key: np.concatenate([kept[game][key] for game in games]) for key in keys}
     rows = np.array([len(kept[game][keys[0]]) if keys else 0 for game in games], np.int64)
-    temporary = path.with_name(path.name + ".tmp.npz")
     arrays.update({_GAMES: np.array(games, np.int64), _ROWS: rows})
-    np.savez(temporary, **arrays)
-    temporary.replace(path)
+    with written_whole(path) as temporary:
+        np.savez(temporary, **arrays)
 
 
 def load_kept(path: Path) -> dict[int, dict[str, np.ndarray]]:

@@ -6,12 +6,13 @@ files written whole."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import dataclasses
 import json
 import os
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
@@ -228,11 +229,21 @@ def keep_rows(path: Path, keep: Callable[[dict[str, str]], bool]) -> None:
         append_rows(path, columns, rows)
 
 
-def write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` whole, then move it into place: a reader never sees half a file."""
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_bytes(data)
+@contextlib.contextmanager
+def written_whole(path: Path) -> Iterator[Path]:
+    """A temporary name beside ``path`` to write the whole file under, moved onto ``path`` when the
+    block ends without an error: a reader, or a run resumed after a stop while saving, never sees
+    half a file (a failed write leaves the previous one). ``tmp-`` goes before the name, so savers
+    that add their extension when it is missing (numpy's, SB3's) keep it."""
+    temporary = path.with_name("tmp-" + path.name)
+    yield temporary
     os.replace(temporary, path)
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` whole (:func:`written_whole`)."""
+    with written_whole(path) as temporary:
+        temporary.write_bytes(data)
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -257,4 +268,5 @@ __all__ = [
     "start_run",
     "write_bytes",
     "write_json",
+    "written_whole",
 ]  # fmt: skip

@@ -6,7 +6,6 @@ in its folder or is resumed from it (:func:`start`)."""
 from __future__ import annotations
 
 import copy
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -18,7 +17,7 @@ from biblios_env.vector import VectorGame
 from experiments.common.errors import CheckpointError
 from experiments.training.opponents import BatchedOpponentPool, Mixture
 from experiments.training.rollout import Rollout
-from experiments.training.runs import start_run
+from experiments.training.runs import start_run, written_whole
 from experiments.training.tensors import torch_module
 from experiments.training.updates import learning_rule, update
 
@@ -94,9 +93,8 @@ class Run:
             "win_stats": {kind: values[-2000:] for kind, values in self.win_stats.items()},
             "games": self.games.checkpoint(), **self.pool.state(),
         }  # fmt: skip
-        temporary = path.with_suffix(".tmp")
-        self.torch.save(state, temporary)
-        os.replace(temporary, path)
+        with written_whole(path) as temporary:
+            self.torch.save(state, temporary)
 
     def load(self, path: Path) -> None:
         """Continue from the checkpoint in ``path``; a file of another kind, version or layout is

@@ -4,7 +4,6 @@ evaluations on duplicate deals), TensorBoard, the console lines, the exported ``
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Any, Final
@@ -14,7 +13,7 @@ import numpy as np
 from experiments.common.match import AgentSpec
 from experiments.training import evaluation
 from experiments.training.evaluation import EVAL_COLUMNS, plot_learning_curve
-from experiments.training.runs import append_rows, read_rows
+from experiments.training.runs import append_rows, read_rows, written_whole
 from experiments.training.selfplay_state import Run
 
 #: The command that trains: the exported networks name it.
@@ -111,9 +110,8 @@ def export(run: Run, path: Path) -> Path:
     }
     value_kind = "return"
     network = to_numpy(run.network, metadata, value_kind=value_kind)
-    temporary = path.with_name(path.stem + ".tmp.npz")
-    network.save(temporary)
-    os.replace(temporary, path)
+    with written_whole(path) as temporary:
+        network.save(temporary)
     return path
 
 

@@ -13,13 +13,12 @@ state), so it is not step-for-step the uninterrupted run (the self-play trainer'
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from experiments.common.errors import CheckpointError
-from experiments.training.runs import write_json
+from experiments.training.runs import write_json, written_whole
 
 MODEL_FILE: Final = "checkpoint.zip"
 STATE_FILE: Final = "checkpoint.json"
@@ -41,9 +40,8 @@ class SelfPlayState:
 
 def save(model: Any, state: SelfPlayState, out: Path) -> None:
     """Write the model, then the state naming its step."""
-    temporary = out / ("tmp-" + MODEL_FILE)
-    model.save(temporary)
-    os.replace(temporary, out / MODEL_FILE)
+    with written_whole(out / MODEL_FILE) as temporary:
+        model.save(temporary)
     write_json(out / STATE_FILE, {**state.__dict__, "best": list(state.best)})
 
 

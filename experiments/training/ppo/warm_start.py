@@ -5,7 +5,6 @@ network of expert iteration (``--init-network``: :func:`network_arch`, :func:`lo
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any, Final
@@ -17,7 +16,7 @@ from agents.ppo_agent import numpy_policy
 from experiments.common.parallel import Runner
 from experiments.training.kept_games import load_kept, save_kept
 from experiments.training.ppo.config import PPOConfig
-from experiments.training.runs import write_json
+from experiments.training.runs import write_json, written_whole
 from experiments.training.stopping import RunStoppedError, StopRequest
 from experiments.training.teacher_games import DEMONSTRATION_KEYS, collect_demonstrations
 
@@ -108,17 +107,15 @@ class WarmStartFolder:
 
     def save_data(self, data: dict[str, Any]) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        temporary = self.folder / "data.tmp.npz"
-        np.savez(temporary, **data)
-        os.replace(temporary, self.data_file)
+        with written_whole(self.data_file) as temporary:
+            np.savez(temporary, **data)
         self.phases_played += 1
         self.kept_file.unlink(missing_ok=True)
         self.save_progress()
 
     def save_model(self, model: Any, report: dict[str, float]) -> None:
-        temporary = self.folder / "policy.tmp.zip"
-        model.save(temporary)
-        os.replace(temporary, self.policy_file)
+        with written_whole(self.policy_file) as temporary:
+            model.save(temporary)
         self.rounds.append(report)
         self.save_progress()
 
