@@ -66,11 +66,11 @@ class Batch:
 
     :class:`VectorGame` allocates them once and overwrites them in place at every call, so keep
     :meth:`copy` of a batch that must outlive the next step. ``observation`` is converted from the
-    games' integer counts when it is first read after a step (and only in the rows that changed),
-    and the counts are written when they or the observation are first asked for: a loop that reads
-    only :meth:`VectorGame.observation_counts` never pays for the float32 batch, four times the
-    counts' size, and positions where only the masks are read are never encoded. Read it from the
-    batch after every step rather than keeping the array from an earlier one.
+    games' integer counts when it is first read after a step (and only in the rows that changed):
+    a loop that reads only :meth:`VectorGame.observation_counts` never pays for the float32 batch,
+    four times the counts' size (and after a step with ``eager=False`` the counts too are written
+    only when asked for). Read it from the batch after every step rather than keeping the array
+    from an earlier one.
 
     Attributes:
         observation: ``(num_games, 1134)`` float32, the acting seat's observation.
@@ -228,7 +228,7 @@ class VectorGame:
         return self.batch
 
     # ----------------------------------------------------------------- stepping
-    def step(self, actions: Any, active: Any = None) -> Batch:
+    def step(self, actions: Any, active: Any = None, *, eager: bool = True) -> Batch:
         """Apply one action per game for its acting seat and return the batch after it.
 
         Args:
@@ -236,23 +236,33 @@ class VectorGame:
             active: optional ``(num_games,)`` bool array: step only these games (the others keep
                 their decision, and their entries of ``actions`` are ignored), for loops where
                 different policies act in different games.
+            eager: encode the positions reached now, while each game is in the cache (a loop
+                that reads every observation), or, ``False``, only when the counts or the
+                observation are next read (a loop where many positions are never read, such as
+                one whose opponents move from the masks alone). The same values either way.
         """
         if not self._started:
             raise RuntimeError("call reset() before step()")
         chosen = self._checked_actions(actions).tolist()
-        return self._step_rows(chosen, None if active is None else self._checked_active(active))
+        return self._step_rows(chosen, None if active is None else self._checked_active(active), bool(eager))
 
-    def _step_rows(self, actions: list[int], rows: np.ndarray | None) -> Batch:
+    def _step_rows(self, actions: list[int], rows: np.ndarray | None, eager: bool = True) -> Batch:
         """:meth:`step` once its arguments are checked: ``actions`` one per game, ``rows`` the
         ascending distinct slots to step (``None``: all). The adapters' opponent rounds call it
-        with the rows they already hold; each action is still checked against its game's mask."""
+        with the rows they already hold, and ``eager=False``: the positions reached are encoded
+        only when read (never, where an opponent playing from the mask alone moves next); each
+        action is still checked against its game's mask."""
         stepped = self._all_slots if rows is None else rows.tolist()
         self._check_legal(actions, stepped)
-        finished = self._core.step(actions, stepped)
-        self.decisions += len(stepped)
-        self._clear_results()
-        for slot in finished:
-            self._finish(slot)
+        self._core.eager = eager
+        try:
+            finished = self._core.step(actions, stepped)
+            self.decisions += len(stepped)
+            self._clear_results()
+            for slot in finished:
+                self._finish(slot)
+        finally:
+            self._core.eager = True
         self.ended = finished
         self._refresh(rows)
         return self.batch
@@ -340,8 +350,8 @@ class VectorGame:
         ``observation == counts * OBSERVATION_SCALE``): 4x smaller than the float32 observation
         (never converted if only this is read), and their non-zero entries are the sparse form of
         the observations. A view of the compiled core's buffer, brought up to date by this call:
-        call it again after every step (the rows of the games that moved since are written only
-        when the counts or the observation are next asked for)."""
+        call it again after every step (after ``step(..., eager=False)`` the rows of the games that
+        moved are written only when the counts or the observation are next asked for)."""
         self._core.flush()
         return self._counts
 

@@ -139,7 +139,7 @@ class LearnerGames:
         """
         self.rewards[:] = 0.0
         self.terminated[:] = False
-        self.games.step(actions, active)
+        self.games.step(actions, active, eager=False)  # encoded when read: the learner's positions alone
         self._record_finished()
         self._play_opponents()
 
@@ -197,7 +197,7 @@ class LearnerGames:
                 return
             self._choose_actions(rows, actions)
             try:
-                self.games._step_rows(actions.tolist(), None if len(rows) == self.num_games else rows)
+                self.games._step_rows(actions.tolist(), None if len(rows) == self.num_games else rows, eager=False)
             except ValueError as error:  # an opponent's illegal action (IllegalActionError is one)
                 raise OpponentError(f"an opponent chose an illegal action: {error}") from error
             self._record_finished()

@@ -6,9 +6,11 @@ copy: the acting seat's observation counts (one byte per entry, :func:`encode_st
 its action mask. A step applies one action per stepped slot and rewrites only those slots' rows,
 so a batch where a few games moved costs a few rows, and no per-step buffer is built or joined:
 the working set of a large batch stays one byte per observation entry. The mask is written at
-once (every step is checked against it); the observation row only when :meth:`GameBatch.flush`
-is called before it is read, so a position that nobody looks at (an opponent playing uniformly
-at random from the mask) is never encoded. Validation, seeds,
+once (every step is checked against it); the observation row too while :attr:`GameBatch.eager`
+is set (the game's state is still in the cache then: a loop that reads every position, a
+trainer's, pays less than for a second pass over the games), else only when
+:meth:`GameBatch.flush` is called before it is read, so a position that nobody looks at (an
+opponent playing uniformly at random from the mask) is never encoded. Validation, seeds,
 rewards and the numpy arrays live in the interpreted :mod:`biblios_env.vector.games`; this module
 trusts its caller.
 """
@@ -61,6 +63,7 @@ class GameBatch:
         masks: row ``i`` (``NUM_ACTIONS`` bytes of 0 or 1) is slot ``i``'s acting seat's legal actions.
         seats: per slot, the acting seat (one byte).
         decisions: the decisions taken so far in each slot's game (forced ones not counted).
+        eager: whether a changed slot's observation row is written at once (else by :meth:`flush`).
         unwritten: per slot, 1 while its observation row waits for :meth:`flush`.
         waiting: the slots whose ``unwritten`` is 1, in the order they changed.
     """
@@ -70,6 +73,7 @@ class GameBatch:
     masks: bytearray
     seats: bytearray
     decisions: list[int]
+    eager: bool
     unwritten: bytearray
     waiting: list[int]
 
@@ -80,6 +84,7 @@ class GameBatch:
         self.masks = bytearray(size * NUM_ACTIONS)
         self.seats = bytearray(size)
         self.decisions = [0] * size
+        self.eager = True
         self.unwritten = bytearray(size)
         self.waiting = []
         for slot in range(size):
@@ -87,12 +92,17 @@ class GameBatch:
 
     def write(self, slot: int) -> None:
         """Write the mask and seat of ``slot`` for its game's current decision (it must not be
-        over); its observation row waits for :meth:`flush`."""
+        over), and its observation row now if :attr:`eager`, else at the next :meth:`flush`."""
         game = self.games[slot]
+        state = game.state
+        seat = state.current_player
         start = slot * NUM_ACTIONS
         self.masks[start : start + NUM_ACTIONS] = mask_row(game.legal_actions())
-        self.seats[slot] = game.state.current_player
-        if not self.unwritten[slot]:
+        self.seats[slot] = seat
+        if self.eager:  # a slot still waiting from a lazy step is written again by flush(): harmless
+            start = slot * OBSERVATION_SIZE
+            self.observations[start : start + OBSERVATION_SIZE] = encode_state_counts(state, seat)
+        elif not self.unwritten[slot]:
             self.unwritten[slot] = 1
             self.waiting.append(slot)
 

@@ -189,8 +189,8 @@ def test_a_game_with_no_opponent_to_move_is_untouched_by_the_opponents_stepping(
     learner_step = games.step
     after_learner: dict[int, tuple[list[int], np.ndarray, np.ndarray]] = {}
 
-    def recording(actions: np.ndarray, active: np.ndarray | None = None) -> object:
-        batch = learner_step(actions, active)
+    def recording(actions: np.ndarray, active: np.ndarray | None = None, eager: bool = True) -> object:
+        batch = learner_step(actions, active, eager=eager)
         if not after_learner and active is None:  # the learner's move (opponents' rounds come after)
             for slot in np.flatnonzero((batch.current_player == 0) & ~batch.terminated).tolist():
                 rows = (games.observation_counts()[slot].copy(), batch.action_mask[slot].copy())
