@@ -18,6 +18,8 @@ EXPLOITER_RUN: Final = 3
 TEACHER_GAME: Final = 11
 TEACHER_AGENT: Final = 12
 TEACHER_CHOICE: Final = 13
+#: The self-play trainer's exploring starts: when each game's random move is due, and the move.
+EXPLORING_STARTS: Final = 14
 
 
 def derive_seed(run_seed: int, *keys: int) -> int:
@@ -26,4 +28,13 @@ def derive_seed(run_seed: int, *keys: int) -> int:
     return (int(words[0]) << 31) ^ int(words[1])
 
 
-__all__ = ["AGENT", "DEAL", "EXPLOITER_RUN", "TEACHER_AGENT", "TEACHER_CHOICE", "TEACHER_GAME", "derive_seed"]
+__all__ = [
+    "AGENT",
+    "DEAL",
+    "EXPLOITER_RUN",
+    "EXPLORING_STARTS",
+    "TEACHER_AGENT",
+    "TEACHER_CHOICE",
+    "TEACHER_GAME",
+    "derive_seed",
+]

@@ -113,6 +113,14 @@ class Args:
     entropy: float = field(default=0.01, metadata={"help": "entropy bonus (ppo)", "type": non_negative})
     value_weight: float = field(default=0.5, metadata={"help": "value loss weight (ppo)", "type": non_negative})
     epsilon: float = field(default=0.05, metadata={"help": "exploration of the DMC actors", "type": fraction})
+    exploring_starts: int = field(
+        default=0,
+        metadata={
+            "help": "N > 0: in each game the network's first decision at or after a step drawn from 0..N-1 is a "
+            "uniformly random legal move, trained on as an off-policy sample (0: none)",
+            "type": at_least(0),
+        },
+    )
     max_grad_norm: float = field(default=1.0, metadata={"help": "gradient clipping", "type": positive})
     opponents: tuple[str, ...] = field(
         default=("self@0.6", "snapshot@0.2", "value@0.1", "random@0.1"),
@@ -182,6 +190,10 @@ def collect(run: Run, steps: int) -> Rollout:
             logits, value = run.actor.forward(observation.tensor(torch))
             chosen, log_prob = run.rule.act(torch, logits, torch.from_numpy(mask))
         actions[mine] = chosen.numpy()
+        if run.exploring is not None:  # the exploring starts that are due: a random move each
+            exploring, moves, uniform_log_probs = run.exploring.moves(mine, mask)
+            actions[mine[exploring]] = moves
+            log_prob[torch.from_numpy(exploring)] = torch.from_numpy(uniform_log_probs)
         others = np.flatnonzero(owners != LEARNER)
         if len(others):
             pool.actions(others, owners[others], actions)
@@ -196,6 +208,8 @@ def collect(run: Run, steps: int) -> Rollout:
         batch = games.step(actions)
         terminated[step] = batch.terminated
         rewards[step] = batch.rewards
+        if run.exploring is not None:
+            run.exploring.advance(batch.terminated)
         for slot in np.flatnonzero(batch.terminated).tolist():
             run.record_game(slot)
             pool.seat_players(slot)

@@ -15,6 +15,7 @@ import numpy as np
 from biblios_env.layout import LAYOUT_FINGERPRINT
 from biblios_env.vector import VectorGame
 from experiments.common.errors import CheckpointError
+from experiments.training.exploring import ExploringStarts
 from experiments.training.opponents import BatchedOpponentPool, Mixture
 from experiments.training.rollout import Rollout
 from experiments.training.runs import start_run, written_whole
@@ -54,6 +55,10 @@ class Run:
         self.games = VectorGame(args.num_games, args.players, seed=args.seed, reward=args.reward, preset=args.preset)
         self.pool = BatchedOpponentPool(Mixture.parse(args.opponents), self.games, self.network, args.pool_size,
                                         args.seed, torch)  # fmt: skip
+        #: The exploring starts (``--exploring-starts``), if any.
+        self.exploring = (
+            ExploringStarts(args.exploring_starts, args.num_games, args.seed) if args.exploring_starts else None
+        )
         self.counters = {"decisions": 0, "games": 0, "updates": 0, "wall_seconds": 0.0, "last_snapshot": 0,
                          "last_eval": 0, "last_exploiter": 0, "exploiter_rounds": 0, "exploiter_sent": 0}  # fmt: skip
         self.win_stats: dict[str, list[float]] = {}
@@ -92,6 +97,7 @@ class Run:
             "torch_rng": self.torch.get_rng_state(), "counters": dict(self.counters),
             "win_stats": {kind: values[-2000:] for kind, values in self.win_stats.items()},
             "games": self.games.checkpoint(), **self.pool.state(),
+            "exploring": None if self.exploring is None else self.exploring.state(),
         }  # fmt: skip
         with written_whole(path) as temporary:
             self.torch.save(state, temporary)
@@ -125,6 +131,8 @@ class Run:
         self.win_stats = {kind: list(values) for kind, values in state["win_stats"].items()}
         self.games.restore(state["games"])
         self.pool.restore(state)
+        if self.exploring is not None:
+            self.exploring.restore(state["exploring"])
 
 
 def make_network(hidden: Sequence[int], init: Path | None) -> Any:

@@ -87,12 +87,13 @@ def _same_rows(first: list[dict[str, str]], second: list[dict[str, str]]) -> Non
             assert float(a[column]) == pytest.approx(float(b[column]), rel=1e-4, abs=1e-6), (column, a["update"])
 
 
-@pytest.mark.parametrize("algo", ["ppo", "dmc"])
-def test_a_resumed_run_logs_what_the_uninterrupted_run_logs(tmp_path: Path, algo: str) -> None:
+@pytest.mark.parametrize(("algo", "exploring"), [("ppo", 0), ("dmc", 0), ("ppo", 3)])
+def test_a_resumed_run_logs_what_the_uninterrupted_run_logs(tmp_path: Path, algo: str, exploring: int) -> None:
     decisions = 4000  # about 24 games of 8 slots: games end before, at and after each stop
-    whole = Args(out=tmp_path / "whole", decisions=decisions, algo=algo, **TINY)  # type: ignore[arg-type]
+    settings = {"decisions": decisions, "algo": algo, "exploring_starts": exploring, **TINY}
+    whole = Args(out=tmp_path / "whole", **settings)  # type: ignore[arg-type]
     train(whole)
-    parts = Args(out=tmp_path / "parts", decisions=decisions, algo=algo, **TINY)  # type: ignore[arg-type]
+    parts = Args(out=tmp_path / "parts", **settings)  # type: ignore[arg-type]
     train(parts, stop=StopAfter(20))
     assert len(_progress(parts.out)) == 20
     train(parts, resume=True, stop=StopAfter(40))
