@@ -60,6 +60,7 @@ SHIPPED_POLICY_FILES = (
     "exploiters/value_2p.npz",
     "exploiters/network_2p.npz",
     "exploiters/network_3p.npz",
+    "exploiters/network_4p.npz",
     "README.md",
 )
 PACKAGES = ("biblios_env", "agents", "experiments")
