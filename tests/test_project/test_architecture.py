@@ -431,6 +431,54 @@ def test_every_trainer_keeps_its_run_record_through_runs_py() -> None:
     assert not found, f"run records or the refusal written outside experiments/training/runs.py: {found}"
 
 
+#: The one helper that moves a file written whole into place, and the trainer whose checkpoint is
+#: a directory (RLlib's, evaluated before it is moved: no file to write whole).
+WHOLE_FILE_HOMES: Final = ("experiments.training.runs", "experiments.training.rllib.training")
+
+
+#: The module functions that move a file, and the names whose ``replace`` is no path's.
+MODULE_MOVES: Final = frozenset({("os", "replace"), ("os", "rename"), ("shutil", "move")})
+NOT_PATHS: Final = ("os", "shutil", "dataclasses")
+
+
+def own_file_moves(source: str) -> list[int]:
+    """The lines of ``source`` that move a file into place themselves: ``os.replace``,
+    ``os.rename``, ``shutil.move`` or a path's one-argument ``.replace(target)`` / ``.rename``
+    (a string's ``replace`` takes two, ``dataclasses.replace`` is no file's)."""
+    lines = set()
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        owner = node.func.value.id if isinstance(node.func.value, ast.Name) else None
+        name = node.func.attr
+        module_call = (owner, name) in MODULE_MOVES
+        path_call = owner not in NOT_PATHS and name in ("replace", "rename") and len(node.args) == 1
+        if module_call or path_call:
+            lines.add(node.lineno)
+    return sorted(lines)
+
+
+def test_the_file_move_check_finds_a_move_of_its_own() -> None:
+    moved = "os.replace(tmp, path)\ntemporary.replace(path)\nshutil.move(a, b)\n"
+    assert own_file_moves(moved) == [1, 2, 3]
+    kept = 'name.replace("a", "b")\ndataclasses.replace(args, out=out)\n'
+    kept += "with written_whole(path) as tmp:\n    save(tmp)\n"
+    assert own_file_moves(kept) == []
+
+
+def test_every_trainer_writes_its_files_whole_through_runs_py() -> None:
+    """One way to write a file whole (:func:`experiments.training.runs.written_whole`): no other
+    module of the trainers moves a temporary file into place its own way."""
+    found = {
+        module: lines
+        for module, path in MODULES.items()
+        if module.startswith("experiments.training.")
+        and module not in WHOLE_FILE_HOMES
+        and (lines := own_file_moves(path.read_text()))
+    }
+    assert not found, f"files moved into place outside experiments/training/runs.py: {found}"
+
+
 #: The most modules experiments/ holds at its top, ``__init__`` included: the command entry points
 #: (``train_*``, ``openspiel_cfr``); everything else lives in a package of its job.
 MAX_LOOSE_MODULES: Final = 6
