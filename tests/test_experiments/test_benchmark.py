@@ -52,3 +52,49 @@ def test_the_snapshot_benchmark_times_both_ways_for_each_pool_size(tmp_path: Pat
     for row in figures.values():
         assert row["stacked"] > 0 and row["one per snapshot"] > 0
         assert row["ratio"] == pytest.approx(row["one per snapshot"] / row["stacked"], rel=0.05)
+
+
+def test_the_pool_cost_benchmark_times_a_run_with_its_pool_and_without(tmp_path: Path) -> None:
+    """The run resumed keeps its snapshots, the run started from its network has none, and the
+    run folder timed is left as it was."""
+    require("torch")
+    from experiments.benchmarks import pool_cost
+    from experiments.training import selfplay
+
+    run = tmp_path / "run"
+    settings = selfplay.Args(
+        out=run, decisions=600, num_games=8, rollout_steps=8, hidden=(8,), minibatch=32, snapshot_every=150,
+        eval_every=0, tensorboard=False, log_seconds=1e9,
+    )  # fmt: skip
+    selfplay.train(settings)
+    before = {path.name: path.read_bytes() for path in run.iterdir() if path.is_file()}
+    kept = int((run / "progress.csv").read_text().splitlines()[-1].split(",")[-1])
+    assert kept >= 2  # the run made snapshots to keep
+
+    out = tmp_path / "pool.json"
+    argv = ["--run", str(run), "--updates", "3", "--warmup", "1", "--repeats", "2", "--out", str(out)]
+    assert pool_cost.main(argv) == 0
+    result = json.loads(out.read_text())
+    assert result["medians"]["with its pool"]["snapshots"] == kept  # and no new one while timed
+    assert result["medians"]["empty pool"]["snapshots"] == 0
+    for figures in result["medians"].values():
+        assert figures["decisions_per_s"] > 0 and figures["games_per_s"] >= 0
+    assert result["ratio"] == pytest.approx(
+        result["medians"]["empty pool"]["decisions_per_s"] / result["medians"]["with its pool"]["decisions_per_s"],
+        rel=1e-3,
+    )
+    assert {path.name: path.read_bytes() for path in run.iterdir() if path.is_file()} == before
+
+
+def test_the_pool_cost_benchmark_refuses_a_folder_without_a_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from experiments.benchmarks import pool_cost
+
+    with pytest.raises(SystemExit) as stopped:
+        pool_cost.main(["--run", str(tmp_path)])
+    assert stopped.value.code == 2
+    assert (
+        f"--run {tmp_path}: not a self-play run to time ({tmp_path / 'checkpoint.pt'} is missing)"
+        in capsys.readouterr().err
+    )
