@@ -70,12 +70,16 @@ class SparseRows:
 
     @staticmethod
     def of(torch: Any, counts: np.ndarray) -> SparseRows:
-        """The rows of observation counts ``(k, 1134)`` uint8, scaled as the dense observation is."""
-        rows, columns = (part.numpy() for part in torch.from_numpy(counts).nonzero(as_tuple=True))
+        """The rows of observation counts ``(k, 1134)`` uint8, scaled as the dense observation is.
+        The entries are found in the flat array, row by row (a 1-D search over a bool array is
+        numpy's fast path: about 4x less time than ``torch.nonzero`` or a 2-D ``np.nonzero`` over
+        these bytes), then split into rows and columns."""
+        positions = np.flatnonzero(counts != 0)
+        rows, columns = np.divmod(positions, counts.shape[1])
         lengths = np.bincount(rows, minlength=len(counts))
         starts = np.zeros(len(counts), np.int64)
         np.cumsum(lengths[:-1], out=starts[1:])
-        values = (counts[rows, columns] * OBSERVATION_SCALE[columns]).astype(np.float32)
+        values = (counts.reshape(-1)[positions] * OBSERVATION_SCALE[columns]).astype(np.float32)
         return SparseRows(lengths, starts, columns, values)
 
     @staticmethod

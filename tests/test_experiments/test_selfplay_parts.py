@@ -132,6 +132,12 @@ def test_sparse_rows_are_the_scaled_observations_and_take_and_join_in_order() ->
     np.testing.assert_allclose(picked.tensor(torch).to_dense(torch).numpy(), dense[[3, 0, 3]], rtol=1e-6)
     joined = SparseRows.concatenate([picked, rows.take(np.array([1]))])
     np.testing.assert_allclose(joined.tensor(torch).to_dense(torch).numpy(), dense[[3, 0, 3, 1]], rtol=1e-6)
+    gaps = counts.copy()
+    gaps[[0, 2]] = 0  # rows with no entry, first and inside, keep their place
+    sparse = SparseRows.of(torch, gaps)
+    assert sparse.lengths.tolist() == [0, int((counts[1] != 0).sum()), 0, *(counts[3:] != 0).sum(axis=1).tolist()]
+    np.testing.assert_allclose(sparse.tensor(torch).to_dense(torch).numpy(), gaps * OBSERVATION_SCALE, rtol=1e-6)
+    assert len(SparseRows.of(torch, counts[:0])) == 0 and len(SparseRows.of(torch, counts[:0]).columns) == 0
 
 
 def _pool(pool_size: int, opponents: tuple[str, ...] = ("snapshot@1",)):  # type: ignore[no-untyped-def]
