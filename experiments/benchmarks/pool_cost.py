@@ -27,6 +27,7 @@ import statistics
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from experiments.benchmarks import save_results
 from experiments.benchmarks.selfplay import Updates
@@ -35,9 +36,6 @@ from experiments.training import selfplay
 from experiments.training.runs import RunFolderError
 
 MODULE = "experiments.benchmarks.pool_cost"
-#: The settings both timed runs change: no end, no evaluation, no output, and no new snapshot (the
-#: pool timed is the run's own, or none).
-TIMED = {"decisions": 10**15, "eval_every": 0, "tensorboard": False, "log_seconds": 1e9, "snapshot_every": 10**15}
 
 
 def recorded_settings(run: Path) -> selfplay.Args:
@@ -50,6 +48,15 @@ def recorded_settings(run: Path) -> selfplay.Args:
 #: What a timed run measured: network decisions and games finished per second, and the most
 #: snapshots its pool held over the counted updates.
 Rates = tuple[float, float, int]
+
+
+def timed(settings: selfplay.Args, out: Path, **changes: Any) -> selfplay.Args:
+    """``settings`` as a timed run in ``out`` has them: no end, no evaluation, no output, and no
+    new snapshot (the pool timed is the run's own, or none)."""
+    return dataclasses.replace(
+        settings, out=out, decisions=10**15, eval_every=0, tensorboard=False, log_seconds=1e9, snapshot_every=10**15,
+        **changes,
+    )  # fmt: skip
 
 
 def progress_rates(progress: Path, first: int) -> Rates:
@@ -71,7 +78,7 @@ def with_pool(run: Path, args: argparse.Namespace) -> Rates:
         copy = Path(folder) / "run"
         shutil.copytree(run, copy)
         done = sum(1 for _ in (copy / "progress.csv").open()) - 1  # its updates so far (one row each)
-        settings = dataclasses.replace(recorded_settings(copy), out=copy, **TIMED)
+        settings = timed(recorded_settings(copy), copy)
         selfplay.train(settings, resume=True, stop=Updates(done + args.updates))
         return progress_rates(copy / "progress.csv", done + args.warmup)
 
@@ -79,9 +86,7 @@ def with_pool(run: Path, args: argparse.Namespace) -> Rates:
 def empty_pool(run: Path, args: argparse.Namespace) -> Rates:
     """A new run with RUN_DIR's settings from its exported network, for ``args.updates`` updates."""
     with tempfile.TemporaryDirectory() as folder:
-        settings = dataclasses.replace(
-            recorded_settings(run), out=Path(folder) / "run", init=run / "policy.npz", value_warmup=0, **TIMED
-        )
+        settings = timed(recorded_settings(run), Path(folder) / "run", init=run / "policy.npz", value_warmup=0)
         selfplay.train(settings, stop=Updates(args.updates))
         return progress_rates(settings.out / "progress.csv", args.warmup)
 
