@@ -41,7 +41,7 @@ class Run:
         self.args = args
         self.torch = torch
         self.rule = learning_rule(args.algo, args)
-        self.network = make_network(args.hidden, args.init)
+        self.network = make_network(args.hidden, args.init, args.algo)
         self.optimizer = torch.optim.Adam(self.network.modules.parameters(), lr=args.learning_rate)
         #: The minibatch order of the updates, apart from the pool's: the learner may run beside the games.
         self.update_rng = np.random.default_rng([args.seed, 11])
@@ -135,25 +135,51 @@ class Run:
             self.exploring.restore(state["exploring"])
 
 
-def make_network(hidden: Sequence[int], init: Path | None) -> Any:
+def make_network(hidden: Sequence[int], init: Path | None, algo: str) -> Any:
     """The shared-trunk policy-and-value network (``experiments.training.networks.TorchNetwork``),
-    fresh or from a network file."""
-    from agents.network import NumpyNetwork
+    fresh or from a network file (:func:`read_init`)."""
     from experiments.training.networks import TorchNetwork, from_numpy
 
     if init is None:
         return TorchNetwork(tuple(hidden), value_hidden=64, sparse_input=True)
+    numpy_network = read_init(init, algo)
     try:
-        network = from_numpy(NumpyNetwork.load(init), sparse_input=True)
-    except (OSError, ValueError) as error:
+        network = from_numpy(numpy_network, sparse_input=True)
+    except ValueError as error:
         raise CheckpointError(f"--init {init}: {error}") from error
-    if network.inputs != "observation":
-        raise CheckpointError(f"--init {init}: the network reads {network.inputs!r}; self-play needs 'observation'")
-    if NumpyNetwork.load(init).value_kind != "return":  # another target (a win-share logit): start it at 0
+    if numpy_network.value_kind != "return":  # another target (a win-share logit): start it at 0
         last = network.value[-1]
         with torch_module().no_grad():
             last.weight.zero_()
             last.bias.zero_()
+    return network
+
+
+#: What a network file's policy head holds, by the ``algo`` its training recorded (files without
+#: one, such as expert iteration's, hold policy logits).
+HEADS: Final = {"ppo": "policy logits", "dmc": "Q-values of the return"}
+
+
+def read_init(init: Path, algo: str) -> Any:
+    """The network file ``--init`` names, if a run of ``algo`` can start from it: it reads the
+    observation, and its policy head holds what ``algo`` reads there. A PPO file's logits read as
+    DMC's Q-values (or the reverse) make a silently broken start: a DMC best response started from
+    ``network_2p.npz`` lost every game within a million decisions. Raised as
+    :class:`CheckpointError` before the run writes anything."""
+    from agents.network import NumpyNetwork
+
+    try:
+        network = NumpyNetwork.load(init)
+    except (OSError, ValueError) as error:
+        raise CheckpointError(f"--init {init}: {error}") from error
+    if network.inputs != "observation":
+        raise CheckpointError(f"--init {init}: the network reads {network.inputs!r}; self-play needs 'observation'")
+    trained = "dmc" if network.metadata.get("algo") == "dmc" else "ppo"
+    if trained != algo:
+        raise CheckpointError(
+            f"--init {init}: its policy head holds {HEADS[trained]} (trained by {trained}), and --algo {algo} "
+            f"reads that head as {HEADS[algo]}: start --algo {algo} from a file a {algo} run wrote, or without --init"
+        )
     return network
 
 
@@ -171,6 +197,8 @@ def start(args: Args, resume: bool, command: str, **extra: Any) -> Run:
         run = Run(args)
         run.load(out / "checkpoint.pt")
         return run
+    if args.init is not None:  # a file the run cannot start from is refused before anything is written
+        read_init(args.init, args.algo)
     start_run(out, command, args.to_json(), held=holds_run(out), **extra)
     run = Run(args)
     run.games.reset()
@@ -179,4 +207,4 @@ def start(args: Args, resume: bool, command: str, **extra: Any) -> Run:
     return run
 
 
-__all__ = ["CHECKPOINT_FORMAT", "CHECKPOINT_VERSION", "Run", "holds_run", "make_network", "start"]
+__all__ = ["CHECKPOINT_FORMAT", "CHECKPOINT_VERSION", "HEADS", "Run", "holds_run", "make_network", "read_init", "start"]
