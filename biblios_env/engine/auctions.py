@@ -52,7 +52,7 @@ def start_phase(state: State) -> bool:
     if not state.auction_order_placed and not state.explicit_chance:
         placed = state.auction_pile[::-1]  # the pile as placed, first card first
         order = [placed[int(i)] for i in state.rng.permutation(len(placed))]
-        state.chance.append((CHANCE_AUCTION_ORDER, order))
+        state.chance.append((CHANCE_AUCTION_ORDER, tuple(order)))
         state.auction_pile = order[::-1]  # top card last: the first card of the order is auctioned first
     # The first player of the game is the first active player (RULES §5.1); advance() moves on by one.
     state.active_player = (state.first_player - 1) % state.num_players
@@ -81,7 +81,9 @@ def reveal(state: State, card: int) -> bool:
         if row[card]:
             remove_card(contributions, row, card)
             break
-    state.excluded = [False] * state.num_players
+    excluded = state.excluded
+    for seat in range(len(excluded)):  # in place, as the other per-auction lists (see open_bidding)
+        excluded[seat] = False
     return open_bidding(state)
 
 
@@ -89,7 +91,13 @@ def open_bidding(state: State) -> bool:
     """Bidding starts left of the active player; defaulters on this card may not bid (RULES §5.3)."""
     state.high_bid = 0
     state.high_bidder = NO_SEAT
-    state.passed = state.excluded[:]
+    # The per-auction lists (passed, excluded, payment) are reset in place, not replaced: a list
+    # alive for a few steps outlives the collector's young generations, and hundreds of games
+    # replacing theirs at every auction set off its full collections of the whole heap.
+    # Nothing keeps a reference to them (a clone or a view copies).
+    passed, excluded = state.passed, state.excluded
+    for seat in range(len(passed)):
+        passed[seat] = excluded[seat]
     first = _next_bidder(state, state.active_player)
     if first == NO_SEAT:  # every player has defaulted on this card: nobody can buy it
         return _discard_unsold(state)
@@ -200,7 +208,7 @@ def _next_turn(state: State) -> bool:
     if following == NO_SEAT:
         return _discard_unsold(state)
     if following == state.high_bidder:
-        state.payment = []
+        state.payment.clear()
         state.payment_value = 0
         state.decision = DECISION_PAY
         state.current_player = state.high_bidder
@@ -254,7 +262,7 @@ def pay(state: State, card: int) -> bool:
     else:  # the others learn how many cards, not which (RULES §5, §7)
         discard_face_down(state, seat, state.payment)
         state.public_at_last_loss[seat] = tuple(state.public_hands[seat])
-    state.payment = []
+    state.payment.clear()
     state.payment_value = 0
     won = state.auction_card
     state.auction_card = NO_CARD
@@ -273,17 +281,18 @@ def refuse(state: State) -> bool:
     hand_row = state.hand_rows[seat]
     for card in state.payment:
         add_card(hand, hand_row, card)
-    state.payment = []
+    state.payment.clear()
     state.payment_value = 0
-    moved: list[int] = []  # the cards it loses, as they are picked
-    state.chance.append((CHANCE_PENALTY, moved))
     if state.explicit_chance:
+        state.chance.append((CHANCE_PENALTY, ()))  # each card it loses is a random event of its own
         return _next_penalty_pick(state)
+    moved: list[int] = []  # the cards it loses, as they are picked
     rng = state.rng
     for _ in range(penalty_size(state)):
         if not hand:
             break
         _lose_card(state, seat, uniform_index(rng, len(hand)), moved)  # a uniform pick, cheaper than integers()
+    state.chance.append((CHANCE_PENALTY, tuple(moved)))
     return _end_penalty(state, seat, moved)
 
 
@@ -308,12 +317,10 @@ def penalty_pick(state: State, card: int) -> bool:
     """The random event of a penalty with explicit chance: the defaulter loses ``card``."""
     state.chance_kind = NO_CHANCE
     seat = state.high_bidder
-    kind, moved = state.chance[-1]
-    # A clone shares this record's list with its original (State.clone copies the records, not
-    # their lists), and a search explores several picks from one position: add to a copy.
-    moved = moved[:]
-    state.chance[-1] = (kind, moved)
+    kind, recorded = state.chance[-1]
+    moved = list(recorded)
     _lose_card(state, seat, state.hands[seat].index(card), moved)
+    state.chance[-1] = (kind, tuple(moved))
     return _next_penalty_pick(state)
 
 
@@ -333,7 +340,7 @@ def _lose_card(state: State, seat: int, index: int, moved: list[int]) -> None:
     moved.append(card)
 
 
-def _end_penalty(state: State, seat: int, moved: list[int]) -> bool:
+def _end_penalty(state: State, seat: int, moved: Sequence[int]) -> bool:
     """The defaulter is excluded from this card's bidding, which reopens; a seat that lost cards
     unseen keeps a record of what the table knew of its hand then (RULES §7)."""
     if moved:

@@ -34,7 +34,8 @@ from biblios_env.engine.state import (
 def start_turn(state: State, active: int) -> None:
     """``active`` becomes the active player with fresh quotas: keep 1, auction 1, common N-1."""
     state.active_player = active
-    state.quota = [1, 1, state.num_players - 1]
+    quota = state.quota  # in place, as the per-auction lists (see auctions.open_bidding)
+    quota[KEEP], quota[AUCTION], quota[COMMON] = 1, 1, state.num_players - 1
     state.kept_card = NO_CARD
     _draw(state)
 

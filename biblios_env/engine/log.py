@@ -135,7 +135,7 @@ def to_log(game: Game, **metadata: Any) -> dict[str, Any]:
         "chance": {
             "deck": list(game.deck),
             "removed": state.removed[:],
-            "events": [[kind, cards[:]] for kind, cards in state.chance],
+            "events": [[kind, list(cards)] for kind, cards in state.chance],
         },
         "actions": game.history[:],
         "num_actions": len(game.history),  # makes a truncated or padded action list detectable
@@ -315,7 +315,7 @@ def _new_game(config: dict[str, Any], seed: int, deck: list[int] | None) -> Game
 
 def _check_outcome(log: dict[str, Any], chance: dict[str, Any], state: State, is_over: bool) -> None:
     """The replay's chance events and result are the ones recorded."""
-    events = [[kind, cards] for kind, cards in state.chance]
+    events = [[kind, list(cards)] for kind, cards in state.chance]
     if events != chance["events"]:
         raise GameLogError(f"game log chance events {_show(chance['events'])} differ from the replay's {_show(events)}")
     result = log.get("result")

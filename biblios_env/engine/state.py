@@ -170,7 +170,12 @@ class State:
     penalty_views: list[list[tuple[int, int, int]]]
     _rng: np.random.Generator | None
     _rng_state: Mapping[str, Any] | None
-    chance: list[tuple[str, list[int]]]
+    #: The random events of the game log, in order: ``(kind, cards)``. A tuple of ints each, never
+    #: a list: the cyclic garbage collector stops tracking a tuple of ints (and a tuple of a string
+    #: and one) at its first collection, while every list stays tracked. Kept as lists, these
+    #: records were most of the containers a game adds as it goes (a penalty each), and with many
+    #: games alive they made the full collections of the whole heap several times as frequent.
+    chance: list[tuple[str, tuple[int, ...]]]
     vp: list[int]
     winners: list[int]
     category_winners: list[int]

@@ -23,9 +23,12 @@ from experiments.benchmarks import save_results
 from experiments.common.cli import HelpFormatter, at_least, invocation_note, program_name
 from experiments.training.networks import TorchNetwork
 from experiments.training.opponents import SNAPSHOT_BASE, BatchedOpponentPool, Mixture
+from experiments.training.selfplay import Args
 from experiments.training.tensors import torch_module
 
 MODULE = "experiments.benchmarks.snapshots"
+#: The trainer's default trunk, which its snapshots have.
+DEFAULT_HIDDEN = Args().hidden
 
 
 def pool_with(snapshots: int, games: int, seed: int) -> BatchedOpponentPool:
@@ -35,10 +38,10 @@ def pool_with(snapshots: int, games: int, seed: int) -> BatchedOpponentPool:
     torch.manual_seed(seed)
     batch = VectorGame(games, 2, seed=seed)
     batch.reset()
-    template = TorchNetwork(sparse_input=True)
+    template = TorchNetwork(DEFAULT_HIDDEN, sparse_input=True)
     pool = BatchedOpponentPool(Mixture.parse(["snapshot@1"]), batch, template, snapshots, seed, torch)
     for _ in range(snapshots):
-        pool.snapshot(TorchNetwork(sparse_input=True))
+        pool.snapshot(TorchNetwork(DEFAULT_HIDDEN, sparse_input=True))
     return pool
 
 

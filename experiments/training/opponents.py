@@ -43,7 +43,7 @@ from biblios_env.vector import VectorGame
 from experiments.common.errors import CheckpointError
 from experiments.common.match import AgentSpecError, build_agent, parse_agent_spec
 from experiments.training.networks import from_numpy, torch_copy_problem
-from experiments.training.tensors import SparseRows, StackedNetworks, masked_logits, sample_masked
+from experiments.training.tensors import SparseRows, StackedNetworks, draw_masked, masked_logits
 
 #: ``--opponents`` names that are not agent specs: the learning network itself, and its snapshots.
 SELF, SNAPSHOT, EXPLOITER, RANDOM = "self", "snapshot", "exploiter", "random"
@@ -233,7 +233,7 @@ class BatchedOpponentPool:
             sparse = SparseRows.of(torch, self.games.observation_counts()[rows])
             logits, _ = network.forward(sparse.tensor(torch))
             logits = masked_logits(torch, logits, torch.from_numpy(self.games.batch.action_mask[rows]))
-            chosen = logits.argmax(dim=1) if deterministic else sample_masked(torch, logits)[0]
+            chosen = logits.argmax(dim=1) if deterministic else draw_masked(torch, logits)
             return np.asarray(chosen.numpy())
 
     def _snapshot_actions(self, rows: np.ndarray, which: np.ndarray) -> np.ndarray:
@@ -248,7 +248,7 @@ class BatchedOpponentPool:
         logits = self.stacked.logits(sparse.tensor(torch), which)
         with torch.no_grad():
             logits = masked_logits(torch, logits, torch.from_numpy(self.games.batch.action_mask[rows]))
-            return np.asarray(sample_masked(torch, logits)[0].numpy())
+            return np.asarray(draw_masked(torch, logits).numpy())
 
     # ------------------------------------------------------------- snapshots
     def snapshot(self, network: Any) -> None:

@@ -47,11 +47,17 @@ def masked_logits(torch: Any, logits: Any, masks: Any) -> Any:
     return logits.masked_fill(masks == 0, -1e9)
 
 
+def draw_masked(torch: Any, logits: Any) -> Any:
+    """One action per row from masked logits (Gumbel-max): the same draw as
+    ``Categorical(logits).sample()`` at a fraction of its cost. The opponents' draw, which needs
+    no log-probability."""
+    noise = torch.rand_like(logits).clamp_(min=1e-20).log_().neg_().log_()  # -log(-log(u)), negated below
+    return logits.sub(noise).argmax(dim=1)
+
+
 def sample_masked(torch: Any, logits: Any) -> tuple[Any, Any]:
-    """One action per row from masked logits (Gumbel-max) and its log-probability: the same draw
-    as ``Categorical(logits).sample()`` at a fraction of its cost."""
-    noise = -torch.log(-torch.log(torch.rand_like(logits).clamp_(min=1e-20)))
-    actions = (logits + noise).argmax(dim=1)
+    """One action per row from masked logits and its log-probability (:func:`draw_masked`)."""
+    actions = draw_masked(torch, logits)
     log_probs = torch.log_softmax(logits, dim=1).gather(1, actions.unsqueeze(1)).squeeze(1)
     return actions, log_probs
 
@@ -158,4 +164,6 @@ class StackedNetworks:
             return out
 
 
-__all__ = ["SparseBatch", "SparseRows", "StackedNetworks", "masked_logits", "sample_masked", "torch_module"]
+__all__ = [
+    "SparseBatch", "SparseRows", "StackedNetworks", "draw_masked", "masked_logits", "sample_masked", "torch_module",
+]  # fmt: skip

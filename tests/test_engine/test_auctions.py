@@ -99,7 +99,7 @@ def test_auction_pile_is_shuffled_by_default(num_players):
             for _ in range(num_players):
                 game.apply(P)
         assert sorted(auctioned) == lots
-        assert ("auction_order", auctioned) in [(kind, cards) for kind, cards in game.state.chance]
+        assert ("auction_order", tuple(auctioned)) in game.state.chance
         orders.add(tuple(auctioned))
     assert len(orders) > 1 and tuple(lots) not in orders
 
@@ -336,7 +336,7 @@ def test_auction_penalty_stops_when_the_defaulter_has_no_cards_left():
     assert game.state.active_player == 1 and game.current_player == 2
     sizes = [len(h) for h in game.state.hands]
     play(game, [(2, P), (0, P), (1, B(1)), (1, act.REFUSE)])
-    assert _moved_cards(game) == [GOLD_LOT]
+    assert _moved_cards(game) == (GOLD_LOT,)
     assert GOLD_LOT in game.state.hands[2]  # the left neighbour took the only card
     assert [len(h) for h in game.state.hands] == [sizes[0], 0, sizes[2] + 1]
 

@@ -4,6 +4,7 @@ orientation of the piles (top card last)."""
 
 from __future__ import annotations
 
+import gc
 import random
 
 import numpy as np
@@ -136,7 +137,7 @@ def test_the_auction_pile_keeps_its_top_card_last_in_both_phases(auction_order: 
             assert state.auction_pile[::-1] == placed and game.snapshot()["auction_pile"] == placed
         else:
             game.apply(legal[0])
-    order = placed if auction_order == "placed" else game.state.chance[0][1]
+    order = placed if auction_order == "placed" else list(game.state.chance[0][1])
     assert sorted(order) == sorted(placed)
     revealed = []
     while not game.is_over:
@@ -155,3 +156,21 @@ def test_uniform_index_draws_what_random_would_and_leaves_the_same_state(bit_gen
     for size in [1, 2, 3, 7, 13, 40] * 200:
         assert uniform_index(picked, size) == int(reference.random() * size)
     assert picked.bit_generator.random_raw(5).tolist() == reference.bit_generator.random_raw(5).tolist()
+
+
+@pytest.mark.parametrize("explicit_chance", [False, True])
+def test_a_games_chance_records_leave_the_garbage_collectors_view(explicit_chance: bool) -> None:
+    """The chance log grows by a record at every penalty. As tuples of ints the cyclic garbage
+    collector stops tracking the records once it has seen them (lists it would track for the
+    game's life), so hundreds of games alive at once, as the batched games keep them, do not
+    make its collections of the whole heap several times as frequent."""
+    game, chooser = Game(4, seed=5, explicit_chance=explicit_chance), random.Random(5)
+    while not game.is_over:
+        options = game.legal_actions()
+        game.apply(options[chooser.randrange(len(options))])
+    records = game.state.chance
+    assert sum(kind == "penalty" for kind, _ in records) >= 5, "random play at 4 players defaults often"
+    assert all(type(cards) is tuple and all(type(card) is int for card in cards) for _, cards in records)
+    gc.collect()
+    gc.collect()  # a record is untracked once its cards are: the second collection sees them so
+    assert not any(gc.is_tracked(record) or gc.is_tracked(cards) for record in records for cards in record[1:])

@@ -98,3 +98,20 @@ def test_the_pool_cost_benchmark_refuses_a_folder_without_a_run(
         f"--run {tmp_path}: not a self-play run to time ({tmp_path / 'checkpoint.pt'} is missing)"
         in capsys.readouterr().err
     )
+
+
+def test_the_collector_benchmark_times_each_collection_and_leaves_the_collector_on(tmp_path: Path) -> None:
+    """Its figures come from the collections it saw (none while switched off), and it leaves the
+    collector as it found it, whatever happened in the loop."""
+    import gc
+
+    from experiments.benchmarks import collector
+
+    out = tmp_path / "collector.json"
+    assert collector.main(["--players", "4", "--games", "8", "--steps", "400", "--warmup", "5", "--repeats", "2",
+                           "--out", str(out)]) == 0  # fmt: skip
+    assert gc.isenabled() and not any(isinstance(callback, collector.CollectorClock) for callback in gc.callbacks)
+    figures = json.loads(out.read_text())["players"]["4"]
+    assert len(figures["collections"]) == 3 and figures["collections"][0] > 0, "8 games still fill the young generation"
+    assert 0 < figures["collector_share"] < 1 and figures["promoted"] >= 0
+    assert figures["off / on"] > 0 and figures["on_decisions_per_s"] > 0 and figures["off_decisions_per_s"] > 0
