@@ -43,7 +43,7 @@ from biblios_env.vector import VectorGame
 from experiments.common.errors import CheckpointError
 from experiments.common.match import AgentSpecError, build_agent, parse_agent_spec
 from experiments.training.networks import from_numpy, torch_copy_problem
-from experiments.training.tensors import SparseRows, StackedNetworks, draw_masked, masked_logits
+from experiments.training.tensors import SparseRows, StackedNetworks, draw_legal, masked_logits
 
 #: ``--opponents`` names that are not agent specs: the learning network itself, and its snapshots.
 SELF, SNAPSHOT, EXPLOITER, RANDOM = "self", "snapshot", "exploiter", "random"
@@ -232,9 +232,10 @@ class BatchedOpponentPool:
         with torch.no_grad():
             sparse = SparseRows.of(torch, self.games.observation_counts()[rows])
             logits, _ = network.forward(sparse.tensor(torch))
-            logits = masked_logits(torch, logits, torch.from_numpy(self.games.batch.action_mask[rows]))
-            chosen = logits.argmax(dim=1) if deterministic else draw_masked(torch, logits)
-            return np.asarray(chosen.numpy())
+            masks = self.games.batch.action_mask[rows]
+            if deterministic:
+                return np.asarray(masked_logits(torch, logits, torch.from_numpy(masks)).argmax(dim=1).numpy())
+            return draw_legal(torch, logits, masks)
 
     def _snapshot_actions(self, rows: np.ndarray, which: np.ndarray) -> np.ndarray:
         """The actions of the snapshots ``which`` in the games ``rows``, sampled from their masked
@@ -246,9 +247,7 @@ class BatchedOpponentPool:
             self.stacked = StackedNetworks(torch, self.snapshot_networks)
         sparse = SparseRows.of(torch, self.games.observation_counts()[rows])
         logits = self.stacked.logits(sparse.tensor(torch), which)
-        with torch.no_grad():
-            logits = masked_logits(torch, logits, torch.from_numpy(self.games.batch.action_mask[rows]))
-            return np.asarray(draw_masked(torch, logits).numpy())
+        return draw_legal(torch, logits, self.games.batch.action_mask[rows])
 
     # ------------------------------------------------------------- snapshots
     def snapshot(self, network: Any) -> None:

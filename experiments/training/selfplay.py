@@ -188,19 +188,19 @@ def collect(run: Run, steps: int) -> Rollout:
         mask = batch.action_mask[mine]
         with torch.no_grad():
             logits, value = run.actor.forward(observation.tensor(torch))
-            chosen, log_prob = run.rule.act(torch, logits, torch.from_numpy(mask))
-        actions[mine] = chosen.numpy()
+            chosen, log_prob = run.rule.act(torch, logits, mask)
+        actions[mine] = chosen
         if run.exploring is not None:  # the exploring starts that are due: a random move each
             exploring, moves, uniform_log_probs = run.exploring.moves(mine, mask)
             actions[mine[exploring]] = moves
-            log_prob[torch.from_numpy(exploring)] = torch.from_numpy(uniform_log_probs)
+            log_prob[exploring] = uniform_log_probs
         others = np.flatnonzero(owners != LEARNER)
         if len(others):
             pool.actions(others, owners[others], actions)
         observations.append(observation)
         masks.append(mask)
         actions_taken.append(actions[mine])
-        log_probs.append(log_prob.numpy())
+        log_probs.append(log_prob)
         values.append(value.numpy())
         slots.append(mine)
         seats.append(current[mine])

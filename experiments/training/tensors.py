@@ -42,24 +42,79 @@ class SparseBatch:
         return dense
 
 
+@dataclass(frozen=True)
+class LegalEntries:
+    """The legal entries of a batch of logits, row by row: a few dozen of a row's 266 actions are
+    legal, so the draw and its log-probability work on those alone (a third of the cost of the
+    same Gumbel-max over the masked rows, whose illegal entries need noise and logarithms too)."""
+
+    flat: np.ndarray  # (legal,) the legal entries' positions in the flattened (rows, width) logits
+    row_of: np.ndarray  # (legal,) the row of each entry
+    starts: np.ndarray  # (rows,) where each row's entries start
+    logits: np.ndarray  # (legal,) float32, the entries' logits
+    width: int
+
+    @staticmethod
+    def of(logits: Any, masks: np.ndarray) -> LegalEntries:
+        """The entries of ``logits`` (a ``(rows, width)`` float tensor) that ``masks`` marks legal.
+        A row with no legal action has nothing to draw: a ValueError naming it."""
+        rows, width = masks.shape
+        flat = np.flatnonzero(masks != 0)  # a 1-D search over bools: numpy's fast path
+        row_of = flat // width
+        lengths = np.bincount(row_of, minlength=rows)
+        if rows and not lengths.all():
+            raise ValueError(f"rows {np.flatnonzero(lengths == 0).tolist()[:8]} have no legal action to draw")
+        starts = np.zeros(rows, np.int64)
+        np.cumsum(lengths[:-1], out=starts[1:])
+        values = logits.detach().numpy().reshape(-1)[flat]
+        return LegalEntries(flat, row_of, starts, values, width)
+
+    def draw(self, torch: Any) -> tuple[np.ndarray, np.ndarray]:
+        """One action per row with the softmax probabilities of its legal logits, by Gumbel-max
+        (the largest logit plus ``-log(-log(u))`` noise; ``u`` from torch's generator, which a
+        checkpoint keeps); and the entry each action is. Non-finite logits are a
+        FloatingPointError, not a row without a move."""
+        if not len(self.starts):
+            return self.flat, self.flat
+        uniform = torch.rand(len(self.flat)).numpy()
+        scores = self.logits - np.log(-np.log(np.maximum(uniform, np.float32(1e-20))))
+        best = np.maximum.reduceat(scores, self.starts)
+        hits = np.flatnonzero(scores == best[self.row_of])
+        hit_rows = self.row_of[hits]
+        first = hits[np.r_[True, hit_rows[1:] != hit_rows[:-1]]] if len(hits) else hits  # each row's first best
+        if len(first) != len(self.starts):
+            bad = sorted(set(range(len(self.starts))) - set(hit_rows.tolist()))[:8]
+            raise FloatingPointError(f"the logits of rows {bad} are not finite: no action to draw there")
+        return self.flat[first] - self.row_of[first] * self.width, first
+
+    def log_probs(self, entries: np.ndarray) -> np.ndarray:
+        """The log-probabilities of the legal ``entries`` (one per row) under each row's softmax
+        over its legal logits (the masked log-softmax PPO's loss computes, to float rounding)."""
+        if not len(self.starts):
+            return self.logits
+        top = np.maximum.reduceat(self.logits, self.starts)
+        total = np.add.reduceat(np.exp(self.logits - top[self.row_of]), self.starts)
+        return self.logits[entries] - top - np.log(total)
+
+
 def masked_logits(torch: Any, logits: Any, masks: Any) -> Any:
     """Logits with the illegal actions pushed to -1e9 (probability 0)."""
     return logits.masked_fill(masks == 0, -1e9)
 
 
-def draw_masked(torch: Any, logits: Any) -> Any:
-    """One action per row from masked logits (Gumbel-max): the same draw as
-    ``Categorical(logits).sample()`` at a fraction of its cost. The opponents' draw, which needs
-    no log-probability."""
-    noise = torch.rand_like(logits).clamp_(min=1e-20).log_().neg_().log_()  # -log(-log(u)), negated below
-    return logits.sub(noise).argmax(dim=1)
+def draw_legal(torch: Any, logits: Any, masks: np.ndarray) -> np.ndarray:
+    """One action per row of ``logits`` among the legal ones of ``masks``, with its softmax
+    probability: the opponents' draw, which needs no log-probability."""
+    actions, _ = LegalEntries.of(logits, masks).draw(torch)
+    return actions
 
 
-def sample_masked(torch: Any, logits: Any) -> tuple[Any, Any]:
-    """One action per row from masked logits and its log-probability (:func:`draw_masked`)."""
-    actions = draw_masked(torch, logits)
-    log_probs = torch.log_softmax(logits, dim=1).gather(1, actions.unsqueeze(1)).squeeze(1)
-    return actions, log_probs
+def sample_legal(torch: Any, logits: Any, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One action per row as :func:`draw_legal` draws it, and its log-probability (the actor's
+    samples: PPO's ratio needs it)."""
+    entries = LegalEntries.of(logits, masks)
+    actions, chosen = entries.draw(torch)
+    return actions, entries.log_probs(chosen)
 
 
 @dataclass
@@ -165,5 +220,6 @@ class StackedNetworks:
 
 
 __all__ = [
-    "SparseBatch", "SparseRows", "StackedNetworks", "draw_masked", "masked_logits", "sample_masked", "torch_module",
+    "LegalEntries", "SparseBatch", "SparseRows", "StackedNetworks", "draw_legal", "masked_logits", "sample_legal",
+    "torch_module",
 ]  # fmt: skip

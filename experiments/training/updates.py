@@ -11,7 +11,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from experiments.training.rollout import Rollout
-from experiments.training.tensors import masked_logits, sample_masked
+from experiments.training.tensors import masked_logits, sample_legal
 
 #: The loss terms every update reports (a rule that has no such term reports 0).
 LOSS_TERMS = ("policy_loss", "value_loss", "entropy", "approx_kl")
@@ -31,9 +31,10 @@ class LearningRule(Protocol):
         decisions of games still running wait for the next rollout)."""
         ...
 
-    def act(self, torch: Any, logits: Any, masks: Any) -> tuple[Any, Any]:
-        """The actor's moves for a batch of raw network outputs and legal masks, and their
-        log-probabilities under the policy (what PPO's ratio needs)."""
+    def act(self, torch: Any, logits: Any, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The actor's moves for a batch of raw network outputs and legal masks (a numpy row of
+        each game's legal actions), and their log-probabilities under the policy (what PPO's
+        ratio needs)."""
         ...
 
     def loss(
@@ -61,8 +62,8 @@ class PPO:
     epochs: int
     monte_carlo: bool = False
 
-    def act(self, torch: Any, logits: Any, masks: Any) -> tuple[Any, Any]:
-        return sample_masked(torch, masked_logits(torch, logits, masks))
+    def act(self, torch: Any, logits: Any, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return sample_legal(torch, logits, masks)
 
     def loss(
         self, torch: Any, network: Any, observation: Any, rows: np.ndarray, rollout: Rollout, advantages: np.ndarray,
@@ -107,12 +108,13 @@ class DMC:
     epochs: int = 1
     monte_carlo: bool = True
 
-    def act(self, torch: Any, logits: Any, masks: Any) -> tuple[Any, Any]:
-        q = masked_logits(torch, logits, masks)
+    def act(self, torch: Any, logits: Any, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        legal = torch.from_numpy(masks)
+        q = masked_logits(torch, logits, legal)
         greedy = q.argmax(dim=1)
         explore = torch.rand(len(q)) < self.epsilon
-        noise = torch.rand(q.shape).masked_fill(masks == 0, -1.0)
-        return torch.where(explore, noise.argmax(dim=1), greedy), torch.zeros(len(q))
+        noise = torch.rand(q.shape).masked_fill(legal == 0, -1.0)
+        return torch.where(explore, noise.argmax(dim=1), greedy).numpy(), np.zeros(len(q), np.float32)
 
     def loss(
         self, torch: Any, network: Any, observation: Any, rows: np.ndarray, rollout: Rollout, advantages: np.ndarray,

@@ -257,3 +257,65 @@ def test_the_snapshots_stacked_give_each_row_its_own_networks_logits(hidden: tup
             if len(mine):
                 own, _ = network.forward(rows.take(mine).tensor(torch))
                 np.testing.assert_allclose(stacked[mine].numpy(), own.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def _legal_rows() -> tuple[np.ndarray, np.ndarray]:
+    """Four rows of logits over the 266 actions and their masks: one legal action, two, five with
+    unequal logits, and all 266 (the illegal entries' logits are large, to be ignored)."""
+    rng = np.random.default_rng(5)
+    logits = rng.normal(0, 1, (4, 266)).astype(np.float32) + 5.0
+    masks = np.zeros((4, 266), np.int8)
+    masks[0, 17] = 1
+    masks[1, [3, 200]] = 1
+    masks[2, [0, 9, 40, 41, 265]] = 1
+    logits[2, [0, 9, 40, 41, 265]] = [0.0, 1.0, 2.0, -1.0, 0.5]
+    masks[3] = 1
+    return logits, masks
+
+
+def test_the_legal_draw_follows_each_rows_softmax_over_its_legal_actions() -> None:
+    """Gumbel-max over the legal entries alone draws each legal action with its softmax
+    probability among the legal ones (20,000 draws a row, within 4.5 binomial deviations) and
+    never an illegal one; the log-probabilities are the masked log-softmax PPO's loss computes."""
+    from experiments.training.tensors import masked_logits, sample_legal, torch_module
+
+    torch = torch_module()
+    torch.manual_seed(0)
+    logits, masks = _legal_rows()
+    draws = 20_000
+    many_logits = torch.from_numpy(np.repeat(logits, draws, axis=0))
+    actions, log_probs = sample_legal(torch, many_logits, np.repeat(masks, draws, axis=0))
+    expected = torch.log_softmax(masked_logits(torch, torch.from_numpy(logits), torch.from_numpy(masks)), dim=1)
+    for row in range(4):
+        mine = actions[row * draws : (row + 1) * draws]
+        assert masks[row, mine].all(), f"row {row} drew an illegal action"
+        probability = expected[row].exp().numpy()
+        frequency = np.bincount(mine, minlength=266) / draws
+        deviation = np.sqrt(probability * (1 - probability) / draws)
+        assert np.all(np.abs(frequency - probability) <= 4.5 * deviation + 1e-12), row
+        np.testing.assert_allclose(log_probs[row * draws : (row + 1) * draws], expected[row].numpy()[mine], atol=1e-5)
+    assert (actions[:draws] == 17).all()
+
+
+def test_the_legal_draw_is_torchs_generator_and_refuses_rows_it_cannot_draw() -> None:
+    """The draws come from torch's generator (a checkpoint keeps its state, so a resumed run draws
+    what the uninterrupted one did); a row without a legal action, or with logits that are not
+    finite, is an error naming the row, never a substituted move."""
+    from experiments.training.tensors import draw_legal, torch_module
+
+    torch = torch_module()
+    logits, masks = _legal_rows()
+    tensor = torch.from_numpy(np.repeat(logits, 50, axis=0))
+    torch.manual_seed(11)
+    first = draw_legal(torch, tensor, np.repeat(masks, 50, axis=0))
+    torch.manual_seed(11)
+    assert np.array_equal(first, draw_legal(torch, tensor, np.repeat(masks, 50, axis=0)))
+    empty = masks.copy()
+    empty[2] = 0
+    with pytest.raises(ValueError, match=r"rows \[2\] have no legal action"):
+        draw_legal(torch, torch.from_numpy(logits), empty)
+    broken = logits.copy()
+    broken[1, 200] = np.nan
+    with pytest.raises(FloatingPointError, match=r"rows \[1\]"):
+        draw_legal(torch, torch.from_numpy(broken), masks)
+    assert len(draw_legal(torch, torch.from_numpy(logits[:0]), masks[:0])) == 0
