@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 
 from biblios_env.vector import VectorGame
-from experiments.benchmarks import save_results
+from experiments.benchmarks import benchmark_parser, save_results
 from experiments.benchmarks.vector import random_legal
-from experiments.common.cli import HelpFormatter, at_least, invocation_note, program_name
+from experiments.common.cli import at_least
 
 MODULE = "experiments.benchmarks.collector"
 
@@ -107,10 +107,7 @@ def measure(players: int, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=program_name(MODULE), description=__doc__.splitlines()[0], epilog=invocation_note(MODULE),
-        formatter_class=HelpFormatter,
-    )  # fmt: skip
+    parser = benchmark_parser(MODULE, __doc__)
     parser.add_argument("--players", type=int, choices=(2, 3, 4), nargs="+", default=[2, 3, 4], help="player counts")
     parser.add_argument("--games", type=at_least(1), default=256, help="games stepped together")
     parser.add_argument("--steps", type=at_least(1), default=600, help="batched steps timed")

@@ -29,9 +29,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from experiments.benchmarks import save_results
+from experiments.benchmarks import benchmark_parser, save_results
 from experiments.benchmarks.selfplay import Updates
-from experiments.common.cli import HelpFormatter, at_least, invocation_note, program_name
+from experiments.common.cli import at_least
 from experiments.training import selfplay
 from experiments.training.runs import RunFolderError
 
@@ -98,12 +98,26 @@ WAYS: dict[str, Callable[[Path, argparse.Namespace], Rates]] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=program_name(MODULE), description=__doc__.splitlines()[0], epilog=invocation_note(MODULE),
-        formatter_class=HelpFormatter,
-    )  # fmt: skip
+def add_run_argument(parser: argparse.ArgumentParser) -> None:
+    """``--run RUN_DIR``: the self-play run a benchmark times (a copy of it; it is never written)."""
     parser.add_argument("--run", type=Path, required=True, metavar="RUN_DIR", help="a self-play run with a checkpoint")
+
+
+def check_run(parser: argparse.ArgumentParser, run: Path, needed: Sequence[str]) -> None:
+    """Exit with status 2 naming what is missing unless ``run`` is a self-play run with the files
+    ``needed`` and settings ``--resume`` reads."""
+    for name in needed:
+        if not (run / name).exists():
+            parser.error(f"--run {run}: not a self-play run to time ({run / name} is missing)")
+    try:
+        recorded_settings(run)
+    except RunFolderError as error:
+        parser.error(str(error))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = benchmark_parser(MODULE, __doc__)
+    add_run_argument(parser)
     parser.add_argument("--updates", type=at_least(2), default=16, help="updates per timed run")
     parser.add_argument("--warmup", type=at_least(1), default=4, help="first updates not counted")
     parser.add_argument("--repeats", type=at_least(1), default=3, help="alternated rounds")
@@ -116,13 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.warmup >= args.updates:
         parser.error(f"--warmup ({args.warmup}) must be below --updates ({args.updates})")
-    for needed in ("checkpoint.pt", "policy.npz", "progress.csv"):
-        if not (args.run / needed).exists():
-            parser.error(f"--run {args.run}: not a self-play run to time ({args.run / needed} is missing)")
-    try:
-        recorded_settings(args.run)
-    except RunFolderError as error:
-        parser.error(str(error))
+    check_run(parser, args.run, ("checkpoint.pt", "policy.npz", "progress.csv"))
     rates: dict[str, list[Rates]] = {name: [] for name in WAYS}
     for _ in range(args.repeats):
         for name, way in WAYS.items():

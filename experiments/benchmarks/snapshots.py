@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from biblios_env.vector import VectorGame
-from experiments.benchmarks import save_results
-from experiments.common.cli import HelpFormatter, at_least, invocation_note, program_name
+from experiments.benchmarks import benchmark_parser, save_results
+from experiments.common.cli import at_least
 from experiments.training.networks import TorchNetwork
 from experiments.training.opponents import SNAPSHOT_BASE, BatchedOpponentPool, Mixture
 from experiments.training.selfplay import Args
@@ -73,10 +73,7 @@ def step_times(pool: BatchedOpponentPool, steps: int, seed: int) -> dict[str, fl
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=program_name(MODULE), description=__doc__.splitlines()[0], epilog=invocation_note(MODULE),
-        formatter_class=HelpFormatter,
-    )  # fmt: skip
+    parser = benchmark_parser(MODULE, __doc__)
     parser.add_argument("--snapshots", type=at_least(1), nargs="+", default=[1, 2, 5, 10], help="pool sizes")
     parser.add_argument(
         "--games", type=at_least(1), default=52, help="games whose opponent seat acts (about 20%% of 256)"
