@@ -58,6 +58,8 @@ class LegalEntries:
     def of(logits: Any, masks: np.ndarray) -> LegalEntries:
         """The entries of ``logits`` (a ``(rows, width)`` float tensor) that ``masks`` marks legal.
         A row with no legal action has nothing to draw: a ValueError naming it."""
+        if tuple(logits.shape) != masks.shape:
+            raise ValueError(f"logits of shape {tuple(logits.shape)} for masks of shape {masks.shape}: one per action")
         rows, width = masks.shape
         flat = np.flatnonzero(masks != 0)  # a 1-D search over bools: numpy's fast path
         row_of = flat // width

@@ -318,4 +318,6 @@ def test_the_legal_draw_is_torchs_generator_and_refuses_rows_it_cannot_draw() ->
     broken[1, 200] = np.nan
     with pytest.raises(FloatingPointError, match=r"rows \[1\]"):
         draw_legal(torch, torch.from_numpy(broken), masks)
+    with pytest.raises(ValueError, match=r"logits of shape \(4, 265\) for masks of shape \(4, 266\)"):
+        draw_legal(torch, torch.from_numpy(logits[:, 1:]), masks)
     assert len(draw_legal(torch, torch.from_numpy(logits[:0]), masks[:0])) == 0
