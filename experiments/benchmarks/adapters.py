@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 
 from biblios_env import COMPILED
-from experiments.benchmarks import save_results
+from experiments.benchmarks import benchmark_parser, save_results
 from experiments.benchmarks.vector import random_legal
-from experiments.common.cli import HelpFormatter, at_least, invocation_note, program_name
+from experiments.common.cli import at_least
 
 WORKLOADS = ("step", "learn")
 #: The two sides of every comparison: the baseline first.
@@ -113,12 +113,7 @@ def measure(workload: str, num_envs: int, args: argparse.Namespace) -> dict[str,
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=program_name("experiments.benchmarks.adapters"),
-        description=__doc__.splitlines()[0],
-        epilog=invocation_note("experiments.benchmarks.adapters"),
-        formatter_class=HelpFormatter,
-    )
+    parser = benchmark_parser("experiments.benchmarks.adapters", __doc__)
     parser.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS), help="what to time")
     parser.add_argument(
         "--games", nargs="+", type=at_least(1), default=[8, 64], help="environments per VecEnv when stepping"

@@ -27,8 +27,7 @@ from biblios_env import env, raw_env
 from biblios_env.engine import Game
 from biblios_env.engine.state import State
 from biblios_env.engine.views import player_view
-from experiments.benchmarks import save_results
-from experiments.common.cli import HelpFormatter, invocation_note, program_name
+from experiments.benchmarks import benchmark_parser, save_results
 
 
 def engine_playouts(num_players: int, games: int, seed: int) -> int:
@@ -144,12 +143,7 @@ def _row_text(row: dict[str, Any], repeats: int) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of the benchmark."""
-    parser = argparse.ArgumentParser(
-        prog=program_name("experiments.benchmarks.engine"),
-        description=__doc__.splitlines()[0],
-        epilog=invocation_note("experiments.benchmarks.engine"),
-        formatter_class=HelpFormatter,
-    )
+    parser = benchmark_parser("experiments.benchmarks.engine", __doc__)
     parser.add_argument(
         "--loops",
         nargs="+",

@@ -16,7 +16,8 @@ import threading
 import time
 
 from biblios_env.engine import Game
-from experiments.common.cli import HelpFormatter, at_least, invocation_note, positive, program_name
+from experiments.benchmarks import benchmark_parser
+from experiments.common.cli import at_least, positive
 from experiments.common.match import build_agent, parse_agent_spec, seat_observation
 
 MODULE = "experiments.benchmarks.search_threads"
@@ -47,12 +48,7 @@ def ticks(duration: float) -> list[float]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=program_name(MODULE),
-        description=__doc__.splitlines()[0],
-        epilog=invocation_note(MODULE),
-        formatter_class=HelpFormatter,
-    )
+    parser = benchmark_parser(MODULE, __doc__)
     parser.add_argument("--searches", type=at_least(1), default=2, help="threads of searching games (default 2)")
     parser.add_argument("--players", type=int, choices=(2, 3, 4), default=3, help="players per game (default 3)")
     parser.add_argument("--seconds", type=positive, default=1.0, help="each search's time limit (default 1)")

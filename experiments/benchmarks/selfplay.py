@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from experiments.benchmarks import save_results
-from experiments.common.cli import HelpFormatter, at_least, invocation_note, program_name
+from experiments.benchmarks import benchmark_parser, save_results
+from experiments.common.cli import at_least
 from experiments.training import selfplay
 from experiments.training.selfplay import Args
 from experiments.training.selfplay_state import start
@@ -102,12 +102,7 @@ def breakdown(args: argparse.Namespace) -> dict[str, float]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=program_name("experiments.benchmarks.selfplay"),
-        description=__doc__.splitlines()[0],
-        epilog=invocation_note("experiments.benchmarks.selfplay"),
-        formatter_class=HelpFormatter,
-    )
+    parser = benchmark_parser("experiments.benchmarks.selfplay", __doc__)
     parser.add_argument(
         "--configurations", nargs="+", choices=list(CONFIGURATIONS), default=list(CONFIGURATIONS), help="what to time"
     )

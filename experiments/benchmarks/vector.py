@@ -36,9 +36,9 @@ from biblios_env.actions import NUM_ACTIONS
 from biblios_env.engine import Game
 from biblios_env.observations import OBSERVATION_SIZE, encode_state
 from biblios_env.vector import VectorGame
-from experiments.benchmarks import save_results
+from experiments.benchmarks import benchmark_parser, save_results
 from experiments.benchmarks.engine import env_playouts
-from experiments.common.cli import HelpFormatter, at_least, invocation_note, program_name
+from experiments.common.cli import at_least
 
 WORKLOADS = ("raw_env", "vector", "naive_mlp", "vector_mlp")
 #: The ratios reported, each workload over its baseline.
@@ -163,12 +163,7 @@ def measure(num_players: int, args: argparse.Namespace, policy: MaskedMLP | None
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=program_name("experiments.benchmarks.vector"),
-        description=__doc__.splitlines()[0],
-        epilog=invocation_note("experiments.benchmarks.vector"),
-        formatter_class=HelpFormatter,
-    )
+    parser = benchmark_parser("experiments.benchmarks.vector", __doc__)
     parser.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS), help="what to time")
     parser.add_argument("--players", nargs="+", type=int, choices=(2, 3, 4), default=[2, 3, 4], help="player counts")
     parser.add_argument("--games", type=at_least(1), default=256, help="games per batch")
