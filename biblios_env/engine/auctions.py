@@ -335,7 +335,6 @@ def _lose_card(state: State, seat: int, index: int, moved: list[int]) -> None:
     else:
         receiver = (seat + len(moved) + 1) % state.num_players
         card = move_card(hand, state.hand_rows[seat], index, state.hands[receiver], state.hand_rows[receiver])
-        state.penalty_moves.append((seat, receiver, card))
         record_penalty_move(state, seat, receiver, card)
     moved.append(card)
 

@@ -62,9 +62,9 @@ from biblios_env.engine.flow import (
 )
 from biblios_env.engine.game import Game
 from biblios_env.engine.setup import setup_rules
-from biblios_env.engine.state import NO_CARD, NO_SEAT, State
+from biblios_env.engine.state import NO_CARD, NO_SEAT, PenaltyMove, State
 from biblios_env.engine.views import PlayerView
-from biblios_env.engine.visibility import record_penalty_move
+from biblios_env.engine.visibility import penalty_move, record_penalty_move
 
 _HAND, _FACE_DOWN = 0, 1
 _STRICT_TRIES: Final = 200
@@ -109,7 +109,7 @@ class _Sample:
     contributions: list[list[int]] = field(default_factory=list)  # each seat's cards in the auction pile
     drawn_card: int = NO_CARD
     kept_card: int = NO_CARD
-    penalty_moves: list[tuple[int, int, int]] = field(default_factory=list)
+    penalty_moves: list[PenaltyMove] = field(default_factory=list)
 
 
 class _Sampler:
@@ -429,7 +429,7 @@ class _Sampler:
 
     def penalty_moves(
         self, sent: list[list[tuple[int, int]]], hands: list[list[int]], owner: dict[int, int]
-    ) -> list[tuple[int, int, int]]:
+    ) -> list[PenaltyMove]:
         """The penalty record, with a plausible card where the viewer does not know it: a card the
         sample sent that way, else one of the receiver's cards the viewer knows nothing about."""
         moves = []
@@ -443,7 +443,7 @@ class _Sampler:
                 else:
                     candidates = [card for card in hands[receiver] if card not in owner] or hands[receiver]
                     card = candidates[self.rng.randrange(len(candidates))] if candidates else NO_CARD
-            moves.append((giver, receiver, card))
+            moves.append(penalty_move(giver, receiver, card))
         return moves
 
     def state(self, sample: _Sample, state_rng: np.random.Generator) -> State:
@@ -488,11 +488,11 @@ class _Sampler:
         for seat in self.opponents:
             state.public_hands[seat] = list(view.opponent_cards[relative[seat] - 1])
         state.auction_contributions = sample.contributions
-        state.penalty_moves = sample.penalty_moves
         if view.public_at_last_loss:
             state.public_at_last_loss = [tuple(view.public_at_last_loss[relative[seat]]) for seat in range(n)]
         state.init_derived()  # indicator rows from the lists above
-        for giver, receiver, card in state.penalty_moves:  # and each seat's record of them
+        state.penalty_moves = []
+        for giver, receiver, card in sample.penalty_moves:  # the record, and each seat's view of it
             record_penalty_move(state, giver, receiver, card)
         return state
 

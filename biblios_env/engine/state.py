@@ -29,6 +29,12 @@ from biblios_env.engine.flow import (
     Resume,
 )
 
+#: A card moved by a standard penalty, ``(giver, receiver, card)``: always three ints, typed as a
+#: tuple of any length so that the compiled core hands the one object on (a fixed-length tuple
+#: type is unpacked into C ints and boxed into a new tuple wherever it is stored), and a record
+#: made once (:func:`~biblios_env.engine.visibility.penalty_move`) is stored without a copy.
+PenaltyMove = tuple[int, ...]
+
 #: The fields of a :class:`State`: its ``__slots__``, and the list that tests and tools read (a
 #: compiled class has no ``__slots__`` attribute to read).
 STATE_FIELDS: Final = (
@@ -152,7 +158,7 @@ class State:
     auction_contributions: list[list[int]]
     #: Every card moved hand to hand by a standard penalty, in order: ``(defaulter, receiver, card)``.
     #: Who gave how many to whom is public; the card only to those two seats (RULES §7).
-    penalty_moves: list[tuple[int, int, int]]
+    penalty_moves: list[PenaltyMove]
     #: Per seat, its ``public_hands`` entry at the moment it last lost cards unseen (face-down
     #: payment, penalty, blind discard): public cards acquired since are certainly still in hand.
     public_at_last_loss: list[tuple[int, ...]]
@@ -167,7 +173,7 @@ class State:
     contribution_rows: list[bytearray]
     #: Per seat, the penalty moves as that seat sees them: ``(relative defaulter, relative
     #: receiver, card or -1 unless the seat gave or received it)``, in order.
-    penalty_views: list[list[tuple[int, int, int]]]
+    penalty_views: list[list[PenaltyMove]]
     _rng: np.random.Generator | None
     _rng_state: Mapping[str, Any] | None
     #: The random events of the game log, in order: ``(kind, cards)``. A tuple of ints each, never
@@ -449,6 +455,7 @@ __all__ = [
     "NO_SEAT",
     "STATE_FIELDS",
     "Decision",
+    "PenaltyMove",
     "Phase",
     "Resume",
     "State",

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from biblios_env.engine.flow import STANDARD_PRESET
-from biblios_env.engine.state import NO_CARD, NO_SEAT, State
+from biblios_env.engine.state import NO_CARD, NO_SEAT, PenaltyMove, State
 from biblios_env.engine.visibility import seat_secrets
 
 _copy_row = bytearray.copy
@@ -72,7 +72,7 @@ class PlayerView:
     # per relative seat: its publicly known cards when it last lost cards unseen (older ones may be gone)
     public_at_last_loss: list[tuple[int, ...]] = field(default_factory=list)
     # standard penalties, in order: (relative defaulter, relative receiver, card or -1 unless the viewer is one of them)
-    penalty_moves: tuple[tuple[int, int, int], ...] = ()
+    penalty_moves: tuple[PenaltyMove, ...] = ()
     hidden_kept: bool = False  # an opponent's kept card lies face down this gift turn
     preset: str = STANDARD_PRESET  # the cards the game was dealt from (setup.PRESETS)
     # The card sets above as 87-byte indicator rows copied from the state (what the observation

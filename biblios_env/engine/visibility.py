@@ -22,9 +22,10 @@ from __future__ import annotations
 from typing import Any, Final
 
 from biblios_env.actions import COMMON, KEEP
-from biblios_env.cards import IS_CHURCH, IS_GOLD
+from biblios_env.cards import IS_CHURCH, IS_GOLD, NUM_CARDS
 from biblios_env.engine.flow import DECISION_PLACE, DECISION_TAKE, NO_CARD, PHASE_GIFT
-from biblios_env.engine.state import State
+from biblios_env.engine.setup import PLAYER_COUNTS
+from biblios_env.engine.state import PenaltyMove, State
 
 _NO_QUOTA: Final[tuple[int, int, int]] = (0, 0, 0)
 # Module constants: a global load is cheaper than an enum attribute load in the hot functions.
@@ -78,13 +79,33 @@ def penalty_card_seen(seat: int, giver: int, receiver: int) -> bool:
     return seat in (giver, receiver)
 
 
+#: ``_PENALTY_MOVES[giver][receiver][card + 1]`` is the record ``(giver, receiver, card)``, for
+#: every seat and card id or ``NO_CARD``: made once here, so that recording a move allocates
+#: nothing. Random play moves a card by a penalty every few decisions at 4 players, and each
+#: move was ``1 + num_players`` new tuples: most of what set off the garbage collector's young
+#: collections in the batched games (a new tuple counts toward the next one until it is freed).
+_SEATS: Final = range(max(PLAYER_COUNTS))
+_PENALTY_MOVES: Final[tuple[tuple[tuple[PenaltyMove, ...], ...], ...]] = tuple(
+    tuple(tuple((giver, receiver, card) for card in range(NO_CARD, NUM_CARDS)) for receiver in _SEATS)
+    for giver in _SEATS
+)
+
+
+def penalty_move(giver: int, receiver: int, card: int) -> PenaltyMove:
+    """The record ``(giver, receiver, card)`` of a penalty move (seats, or seats relative to the
+    seat that keeps it; ``card`` a card id or ``NO_CARD``), the same tuple at every call."""
+    return _PENALTY_MOVES[giver][receiver][card + 1]
+
+
 def record_penalty_move(state: State, giver: int, receiver: int, card: int) -> None:
-    """Record one card moved by a standard penalty as every seat sees it (RULES §7: how many
-    cards moved is public, which card only the two players involved know)."""
+    """Record one card moved by a standard penalty, in ``state.penalty_moves`` and as every seat
+    sees it (RULES §7: how many cards moved is public, which card only the two players involved
+    know)."""
     n = state.num_players
+    state.penalty_moves.append(penalty_move(giver, receiver, card))
     for seat, moves in enumerate(state.penalty_views):
         seen = card if penalty_card_seen(seat, giver, receiver) else NO_CARD
-        moves.append(((giver - seat) % n, (receiver - seat) % n, seen))
+        moves.append(penalty_move((giver - seat) % n, (receiver - seat) % n, seen))
 
 
 def decision_key(state: State, seat: int) -> tuple[Any, ...]:

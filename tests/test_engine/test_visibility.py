@@ -16,6 +16,7 @@ from biblios_env.engine.visibility import (
     decision_key,
     payment_face_up,
     penalty_card_seen,
+    penalty_move,
     placement_face_up,
     seat_secrets,
 )
@@ -110,6 +111,26 @@ def test_moves_are_seen_by_the_other_seats_exactly_as_the_predicates_say(num_pla
                 assert (moved != NO_CARD) == penalty_card_seen(seat, giver, receiver)
                 checked["penalty"] += 1
     assert all(checked.values()), checked
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_penalty_records_are_the_tables_own_tuples(num_players: int) -> None:
+    """Recording a penalty move makes no tuple: the state's record and every seat's are the ones
+    penalty_move hands out (random play moves cards by penalties every few decisions, and each new
+    tuple would count toward the garbage collector's next collection), with the same values."""
+    moves = 0
+    for seed in range(3):
+        game = Game(num_players, seed=seed)
+        chooser = random.Random(seed)
+        while not game.is_over:
+            game.apply(chooser.choice(game.legal_actions()))
+        state = game.state
+        for record in [*state.penalty_moves, *(move for seat in state.penalty_views for move in seat)]:
+            assert record is penalty_move(*record), record
+        moves += len(state.penalty_moves)
+        assert all(len(seat) == len(state.penalty_moves) for seat in state.penalty_views)
+    assert moves > 0
+    assert penalty_move(3, 0, -1) == (3, 0, NO_CARD) and penalty_move(1, 2, 86) == (1, 2, 86)
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])
