@@ -34,6 +34,7 @@ from experiments.benchmarks import benchmark_parser, save_results
 from experiments.benchmarks.pool_cost import add_run_argument, check_run, recorded_settings, timed
 from experiments.common.cli import at_least
 from experiments.training import selfplay, tensors
+from experiments.training.learners import THREAD
 from experiments.training.selfplay_state import Run, start
 
 MODULE = "experiments.benchmarks.collection"
@@ -123,17 +124,20 @@ def measure(run_dir: Path, rollouts: int, warmup: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / "run"
         shutil.copytree(run_dir, copy)
-        settings = timed(recorded_settings(copy), copy)
+        settings = timed(recorded_settings(copy), copy, learner=THREAD)  # collections only: no update
         run = start(settings, resume=True, command=MODULE)
         clocks = PartClocks()
-        with clocked(run, clocks):
-            for _ in range(warmup):
-                selfplay.collect(run, settings.rollout_steps)
-            clocks.clear()
-            began = time.perf_counter()
-            for _ in range(rollouts):
-                selfplay.collect(run, settings.rollout_steps)
-            total = time.perf_counter() - began
+        try:
+            with clocked(run, clocks):
+                for _ in range(warmup):
+                    selfplay.collect(run, settings.rollout_steps)
+                clocks.clear()
+                began = time.perf_counter()
+                for _ in range(rollouts):
+                    selfplay.collect(run, settings.rollout_steps)
+                total = time.perf_counter() - began
+        finally:
+            run.close()
     steps = rollouts * settings.rollout_steps
     parts = {label: 1000 * seconds / steps for label, seconds in clocks.seconds.items()}
     parts[REST] = 1000 * (total - clocks.outer) / steps

@@ -30,13 +30,18 @@ from typing import Any
 from experiments.benchmarks import benchmark_parser, save_results
 from experiments.common.cli import at_least
 from experiments.training import selfplay
+from experiments.training.learners import PROCESS, THREAD
 from experiments.training.selfplay import Args
 from experiments.training.selfplay_state import start
 from experiments.training.selfplay_watch import MODULE
 from experiments.training.stopping import StopRequest
 
-#: The configurations: (pipeline, torch threads per side).
-CONFIGURATIONS = {"pipeline-1": (True, 1), "pipeline-2": (True, 2), "serial-1": (False, 1), "serial-2": (False, 2)}
+#: The configurations: (pipeline, torch threads per side, where the updates run). ``thread-*``:
+#: the updates in a thread of the trainer's process, sharing its interpreter lock with the games.
+CONFIGURATIONS = {
+    "pipeline-1": (True, 1, PROCESS), "pipeline-2": (True, 2, PROCESS), "serial-1": (False, 1, PROCESS),
+    "serial-2": (False, 2, PROCESS), "thread-pipeline-1": (True, 1, THREAD), "thread-serial-1": (False, 1, THREAD),
+}  # fmt: skip
 #: The opponent mixtures (``--opponents``; ``None``: the trainer's default).
 MIXTURES: dict[str, tuple[str, ...] | None] = {
     "default": None,
@@ -59,12 +64,12 @@ class Updates(StopRequest):
 
 def rate(name: str, mixture: str, args: argparse.Namespace) -> float:
     """Network decisions per second of one run of configuration ``name`` with the opponents ``mixture``."""
-    pipeline, threads = CONFIGURATIONS[name]
+    pipeline, threads, learner = CONFIGURATIONS[name]
     opponents = MIXTURES[mixture]
     with tempfile.TemporaryDirectory() as folder:
         settings = Args(
             out=Path(folder) / "run", players=args.players, decisions=10**12, seed=args.seed, pipeline=pipeline,
-            torch_threads=threads, eval_every=0, tensorboard=False, log_seconds=1e9,
+            torch_threads=threads, learner=learner, eval_every=0, tensorboard=False, log_seconds=1e9,
         )  # fmt: skip
         if opponents is not None:
             settings = dataclasses.replace(settings, opponents=opponents)
@@ -78,9 +83,11 @@ def rate(name: str, mixture: str, args: argparse.Namespace) -> float:
 
 
 def breakdown(args: argparse.Namespace) -> dict[str, float]:
-    """Microseconds per network decision of each part of an update, without the pipeline."""
+    """Microseconds per network decision of each part of an update, without the pipeline, the
+    updates in the trainer's process (their own work, without sending the rollout elsewhere)."""
     with tempfile.TemporaryDirectory() as folder:
-        settings = Args(out=Path(folder) / "run", players=args.players, seed=args.seed, eval_every=0, tensorboard=False)
+        settings = Args(out=Path(folder) / "run", players=args.players, seed=args.seed, eval_every=0,
+                        tensorboard=False, learner=THREAD)  # fmt: skip
         run = start(settings, resume=False, command=MODULE)
         times = {"collect": 0.0, "prepare": 0.0, "update": 0.0}
         decisions = 0.0

@@ -42,6 +42,7 @@ from experiments.common.errors import CheckpointError, RunFolderError
 from experiments.common.match import AgentSpecError
 from experiments.common.parallel import BACKENDS, LOCAL
 from experiments.training.league import League
+from experiments.training.learners import LEARNERS, PROCESS
 from experiments.training.opponents import LEARNER, Mixture
 from experiments.training.rollout import Rollout, returns_and_advantages
 from experiments.training.runs import (
@@ -87,6 +88,14 @@ class Args:
     )
     pipeline: bool = field(
         default=True, metadata={"help": "train on the last rollout while the games play the next (two cores)"}
+    )
+    learner: str = field(
+        default=PROCESS,
+        metadata={
+            "help": "where the updates run: a process of their own, which shares no interpreter lock with the "
+            "games, or a thread of the trainer's (the same network either way)",
+            "choices": LEARNERS,
+        },
     )
     hidden: tuple[int, ...] = field(
         default=(256, 128),
@@ -257,8 +266,9 @@ def train(
 ) -> Run:
     """Train until ``args.decisions`` network decisions (see the module docstring).
 
-    With ``--pipeline`` (the default) a second thread trains the network on the last rollout while
-    the actor (one update behind: PPO's ratio corrects for it) plays the next; each side's work
+    With ``--pipeline`` (the default) the learner (``--learner``: a process of its own, or a thread)
+    trains the network on the last rollout while the actor (one update behind: PPO's ratio
+    corrects for it) plays the next; each side's work
     does not depend on their timing, so a run is deterministic. ``stop`` replaces the Ctrl-C
     handler; ``flags`` are the options the printed resume command repeats, ``module`` the command
     it names and a new run's ``run.json`` records (``experiments.exploit`` trains through this one,
@@ -314,6 +324,7 @@ def train(
     finally:
         league.close(stopped=True)
         watch.close()
+        run.close()
     if args.plot:
         plot_curve(args.out)
     return run

@@ -10,17 +10,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-import numpy as np
-
 from biblios_env.layout import LAYOUT_FINGERPRINT
 from biblios_env.vector import VectorGame
 from experiments.common.errors import CheckpointError
 from experiments.training.exploring import ExploringStarts
+from experiments.training.learners import make_learner
 from experiments.training.opponents import BatchedOpponentPool, Mixture
 from experiments.training.rollout import Rollout
 from experiments.training.runs import start_run, written_whole
 from experiments.training.tensors import torch_module
-from experiments.training.updates import learning_rule, update
+from experiments.training.updates import learning_rule
 
 if TYPE_CHECKING:
     from experiments.training.selfplay import Args
@@ -40,11 +39,12 @@ class Run:
         torch.manual_seed(args.seed)
         self.args = args
         self.torch = torch
+        #: How the actor picks its moves (the learner's copy of the rule trains the network).
         self.rule = learning_rule(args.algo, args)
+        #: The learner's network, or with ``--learner process`` its weights after each update.
         self.network = make_network(args.hidden, args.init, args.algo)
-        self.optimizer = torch.optim.Adam(self.network.modules.parameters(), lr=args.learning_rate)
-        #: The minibatch order of the updates, apart from the pool's: the learner may run beside the games.
-        self.update_rng = np.random.default_rng([args.seed, 11])
+        #: The learning side (``--learner``): its optimizer and minibatch order; :meth:`close` ends it.
+        self.learner = make_learner(args, self.network)
         #: The network that plays while the learner trains ``network`` on the previous rollout: its
         #: weights are the learner's as they were when that rollout ended (see :func:`train`).
         self.actor = copy.deepcopy(self.network)
@@ -75,23 +75,24 @@ class Run:
         self.counters["games"] += 1
 
     def update(self, rollout: Rollout) -> dict[str, float]:
-        """One update of the learner's network on ``rollout`` (:func:`~experiments.training.updates.update`)."""
-        warming_up = self.counters["decisions"] < self.args.value_warmup
-        return update(self.rule, self.network, self.optimizer, rollout, self.update_rng, self.args.minibatch,
-                      self.args.max_grad_norm, warming_up)  # fmt: skip
+        """One update of the learner's network on ``rollout`` (:func:`~experiments.training.updates.update`);
+        ``network`` holds its weights after it."""
+        return self.learner.update(rollout, self.counters["decisions"] < self.args.value_warmup)
 
     def sync_actor(self) -> None:
         """The actor takes the learner's weights."""
         self.actor.modules.load_state_dict(self.network.modules.state_dict())
+
+    def close(self) -> None:
+        """End the learner's process, if it has one (the run can still be saved before)."""
+        self.learner.close()
 
     # ------------------------------------------------------------- checkpoints
     def save(self, path: Path) -> None:
         """Write the checkpoint whole, then move it into place: a reader never sees half a file."""
         state = {
             "format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "layout": LAYOUT_FINGERPRINT,
-            "args": self.args.to_json(), "network": self.network.modules.state_dict(),
-            "hidden": list(self.network.hidden), "optimizer": self.optimizer.state_dict(),
-            "update_rng": self.update_rng.bit_generator.state,
+            "args": self.args.to_json(), **self.learner.state(), "hidden": list(self.network.hidden),
             "pending": None if self.pending is None else self.pending.packed(),
             "carry": None if self.carry is None else self.carry.packed(),
             "torch_rng": self.torch.get_rng_state(), "counters": dict(self.counters),
@@ -120,9 +121,7 @@ class Run:
                 f"{path} was made for observation/action layout {state.get('layout')!r}, this code has "
                 f"{LAYOUT_FINGERPRINT!r}; it cannot continue here"
             )
-        self.network.modules.load_state_dict(state["network"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.update_rng.bit_generator.state = state["update_rng"]
+        self.learner.load({key: state[key] for key in ("network", "optimizer", "update_rng")})
         self.pending = None if state["pending"] is None else Rollout.unpacked(state["pending"])
         self.carry = None if state["carry"] is None else Rollout.unpacked(state["carry"])
         self.sync_actor()

@@ -90,7 +90,7 @@ def test_a_rollout_explores_once_a_game_with_the_uniform_behaviour_probability(t
     from experiments.training.selfplay_state import start
 
     args = Args(out=tmp_path / "run", num_games=4, hidden=(8,), opponents=("random@1",), eval_every=0,
-                tensorboard=False, exploring_starts=1)  # fmt: skip
+                tensorboard=False, exploring_starts=1, learner="thread")  # fmt: skip
     run = start(args, resume=False, command=selfplay.MODULE)
     with run.torch.no_grad():
         run.actor.policy.bias[:] = run.torch.arange(266, dtype=run.torch.float32) * 0.05

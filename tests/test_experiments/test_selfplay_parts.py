@@ -193,7 +193,7 @@ def test_a_decision_counts_once_and_only_the_networks(tmp_path: Path) -> None:
     from experiments.training.selfplay_state import start
 
     args = Args(out=tmp_path / "run", num_games=4, hidden=(8,), opponents=("random@1",), eval_every=0,
-                tensorboard=False)  # fmt: skip
+                tensorboard=False, learner="thread")  # fmt: skip
     run = start(args, resume=False, command=selfplay.MODULE)
     anchors = run.pool.anchor.copy()
     rollout = selfplay.collect(run, 6)
