@@ -4,10 +4,10 @@ process of their own (``--learner``).
 The updates and the games share the machine's two cores: with ``--pipeline`` the learner trains
 on the last rollout while the games play the next. In one process the two sides also share the
 interpreter lock, and the updates' torch calls hand it back and forth with the games' compiled
-engine, which holds it throughout: each side waits for the other at every call, and on a slow
-machine the pipelined run went little faster than the serial one. :class:`LearnerProcess` runs
-the same :class:`Learner` in a child process (spawned, so that nothing of the parent's threads
-is copied) that shares no lock with the games: each update sends the rollout there and brings
+engine, which holds it throughout: each side waits for the other at every call (in a slow hour
+the pipeline ran 1.27x the serial run where the two sides' times allowed 1.9x:
+docs/performance.md). :class:`LearnerProcess` runs the same :class:`Learner` in a new
+interpreter that shares no lock with the games: each update sends the rollout there and brings
 the new weights back. Both do the same arithmetic in the same order, so a run trains the same
 network either way (a test compares them).
 """
