@@ -13,7 +13,7 @@ thread``), the others in a process of their own (the default).
 ``experiments.exploit``, whose mixture is the target alone (``network``: one batched forward for
 its seats; ``value``: the heuristic game by game), against the default self-play mixture.
 
-``python -m experiments.benchmarks.selfplay`` (about 15 minutes); the figures are in
+``python -m experiments.benchmarks.selfplay`` (five configurations, three rounds each); the figures are in
 docs/performance.md.
 """
 

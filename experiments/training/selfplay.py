@@ -268,12 +268,11 @@ def train(
 
     With ``--pipeline`` (the default) the learner (``--learner``: a process of its own, or a thread)
     trains the network on the last rollout while the actor (one update behind: PPO's ratio
-    corrects for it) plays the next; each side's work
-    does not depend on their timing, so a run is deterministic. ``stop`` replaces the Ctrl-C
-    handler; ``flags`` are the options the printed resume command repeats, ``module`` the command
-    it names and a new run's ``run.json`` records (``experiments.exploit`` trains through this one,
-    its own settings in ``record``; ``None``: no resume line, for the league's exploiter, a
-    self-play run inside another run).
+    corrects for it) plays the next; each side's work does not depend on their timing, so a run
+    is deterministic. ``stop`` replaces the Ctrl-C handler; ``flags`` are the options the printed
+    resume command repeats, ``module`` the command it names and a new run's ``run.json`` records
+    (``experiments.exploit`` trains through this one, its own settings in ``record``; ``None``: no
+    resume line, for the league's exploiter, a self-play run inside another run).
     """
     run = start(args, resume, module or MODULE, **(record or {}))
     print(plan(args, int(run.counters["decisions"])), flush=True)
